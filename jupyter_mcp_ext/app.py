@@ -1,0 +1,82 @@
+"""The extension app: its settings (``c.MCPExtensionApp.<name>``), its services, and its route."""
+
+from __future__ import annotations
+
+from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.utils import url_path_join
+from traitlets import Float, Int
+
+from .documents import DocumentService
+from .handler import MCPHandler
+from .limits import Limits
+from .server import build_server
+from .services import Services
+from .tools import ALL
+from .transport import MCPTransport
+
+
+class MCPExtensionApp(ExtensionApp):
+    """Serves MCP at ``<base_url>/mcp`` in the Jupyter Server process, behind Jupyter's auth."""
+
+    name = "jupyter_mcp_ext"
+    load_other_extensions = True
+
+    room_idle_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds after an agent's last use before a notebook room it opened, and that no tab has "
+        "open, is closed (its content is saved first). Rooms that a tab uses are left to the "
+        "collaboration layer.",
+    )
+    session_idle_timeout = Float(
+        1800.0,
+        config=True,
+        allow_none=True,
+        help="Seconds without requests after which an MCP session is closed; None keeps sessions "
+        "until the client ends them.",
+    )
+    sse_retry_interval = Int(
+        1000,
+        config=True,
+        help="Milliseconds a client waits before reconnecting a dropped SSE stream (the SSE 'retry' field).",
+    )
+    max_result_bytes = Int(64_000, config=True, help="Bytes of text and images one tool result may carry.")
+    max_output_chars = Int(8_000, config=True, help="Characters kept of any one output in a result.")
+    max_images = Int(4, config=True, help="Images one tool result may carry; more are counted, not sent.")
+    max_source_chars = Int(1_000_000, config=True, help="Largest cell source, in characters, an agent may write.")
+
+    def initialize_settings(self) -> None:
+        serverapp = self.serverapp
+        assert serverapp is not None
+        self.services = Services(
+            documents=DocumentService(
+                serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
+            ),
+            contents=serverapp.contents_manager,
+            sessions=serverapp.session_manager,
+            kernelspecs=serverapp.kernel_spec_manager,
+            default_kernel=serverapp.kernel_manager.default_kernel_name,
+            limits=Limits(
+                max_result_bytes=self.max_result_bytes,
+                max_output_chars=self.max_output_chars,
+                max_images=self.max_images,
+                max_source_chars=self.max_source_chars,
+            ),
+        )
+        self.transport = MCPTransport(
+            build_server(self.services, ALL),
+            session_idle_timeout=self.session_idle_timeout,
+            retry_interval_ms=self.sse_retry_interval,
+        )
+
+    def initialize_handlers(self) -> None:
+        # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/mcp.
+        assert self.serverapp is not None
+        route = url_path_join(self.serverapp.base_url, "mcp")
+        self.serverapp.web_app.add_handlers(".*$", [(route, MCPHandler, {"transport": self.transport})])
+        self.log.info("MCP endpoint at %s", route)
+
+    async def stop_extension(self) -> None:
+        await self.transport.stop()
+        await self.services.stop()
+

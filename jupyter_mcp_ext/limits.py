@@ -1,0 +1,19 @@
+"""The numbers an operator tunes, in one place, read by the tools and the output shaper."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one tool call may read, write or return."""
+
+    max_result_bytes: int = 64_000
+    """Total bytes of text and images returned by one call."""
+    max_output_chars: int = 8_000
+    """Characters kept of any one output (stream text, traceback, text/plain)."""
+    max_images: int = 4
+    """Images returned by one call; the rest are counted, not sent."""
+    max_source_chars: int = 1_000_000
+    """Largest cell source (or sum of sources in one insert) an agent may write."""

@@ -1,0 +1,283 @@
+"""Reading and editing the cells of a live shared notebook (a ``jupyter_ydoc.YNotebook``).
+
+Everything here is synchronous on purpose: between reading a cell and writing it there is no
+``await``, so no other client's update can land in between. Edits go in as the smallest change
+to the shared data (a splice of the text, not a rewrite), so a person typing in the same cell keeps
+their cursor and keystrokes. Cells are addressed by their nbformat id; indices are only positions.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Array, Map, Text
+
+from .errors import ToolError
+
+CELL_TYPES = ("code", "markdown", "raw")
+_MIN_PREFIX = 4
+
+
+def ids(doc: YNotebook) -> list[str]:
+    return [str(ycell.get("id", "")) for ycell in doc.ycells]
+
+
+def find(doc: YNotebook, cell_id: str, *, cell_ids: list[str] | None = None) -> int:
+    """Index of the cell with this id (or a unique prefix of at least 4 characters of it)."""
+    all_ids = ids(doc) if cell_ids is None else cell_ids
+    try:
+        return all_ids.index(cell_id)
+    except ValueError:
+        pass
+    if len(cell_id) >= _MIN_PREFIX:
+        matches = [i for i, cid in enumerate(all_ids) if cid.startswith(cell_id)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise ToolError(f"Cell id '{cell_id}' is ambiguous ({len(matches)} cells start with it); give the full id.")
+    raise ToolError(
+        f"No cell with id '{cell_id}' in this notebook. Cell ids come from get_notebook; "
+        "call it again if the notebook may have changed."
+    )
+
+
+def find_all(doc: YNotebook, cell_ids: Iterable[str]) -> list[int]:
+    """Indices for every id, checking them all before anything is done with any."""
+    all_ids = ids(doc)
+    return [find(doc, cid, cell_ids=all_ids) for cid in cell_ids]
+
+
+def position(doc: YNotebook, *, before: str | None, after: str | None, index: int | None) -> int:
+    """Where new cells go: before/after a cell id (ids win over an index), else index, else the end."""
+    count = len(doc.ycells)
+    if before is not None and after is not None:
+        raise ToolError("Give either 'before' or 'after', not both.")
+    if before is not None:
+        return find(doc, before)
+    if after is not None:
+        return find(doc, after) + 1
+    if index is None:
+        return count
+    if not -count - 1 <= index <= count:
+        raise ToolError(f"Index {index} is out of range: this notebook has {count} cells (0..{count}, or -1 for the end).")
+    return index if index >= 0 else count + 1 + index
+
+
+def summary(doc: YNotebook, i: int) -> dict[str, Any]:
+    """What the outline says about a cell (outputs are summarised by the caller)."""
+    ycell = doc.ycells[i]
+    source = str(ycell["source"])
+    lines = source.splitlines()
+    return {
+        "id": str(ycell.get("id", "")),
+        "index": i,
+        "type": ycell.get("cell_type"),
+        "execution_count": _int_or_none(ycell.get("execution_count")),
+        "first_line": lines[0] if lines else "",
+        "lines": len(lines),
+    }
+
+
+def source(doc: YNotebook, i: int) -> str:
+    return str(doc.ycells[i]["source"])
+
+
+def outputs(doc: YNotebook, i: int) -> list[dict[str, Any]]:
+    youtputs = doc.ycells[i].get("outputs")
+    return youtputs.to_py() if isinstance(youtputs, Array) else []
+
+
+def kernel_info(doc: YNotebook) -> tuple[str | None, str | None]:
+    """(kernelspec name, language) from the notebook metadata."""
+    meta = doc.ydoc.get("meta", type=Map).get("metadata")
+    meta = meta.to_py() if isinstance(meta, Map) else (meta or {})
+    kernelspec = meta.get("kernelspec") or {}
+    language = (meta.get("language_info") or {}).get("name") or kernelspec.get("language")
+    return kernelspec.get("name"), language
+
+
+def check_cell_type(cell_type: str) -> None:
+    if cell_type not in CELL_TYPES:
+        raise ToolError(f"Unknown cell_type '{cell_type}'. Use one of: code, markdown, raw.")
+
+
+def check_source_size(text: str, limit: int) -> None:
+    if len(text) > limit:
+        raise ToolError(
+            f"Source of {len(text):,} characters is over this server's limit of {limit:,}. "
+            "Split it over several cells, or keep large data in a file the notebook reads."
+        )
+
+
+def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
+    """Insert cells at ``at`` in one transaction; returns their new ids."""
+    taken = set(ids(doc))
+    new_ids = []
+    with doc.ydoc.transaction():
+        for offset, spec in enumerate(cells):
+            cell_id = new_id(taken)
+            taken.add(cell_id)
+            cell: dict[str, Any] = {
+                "id": cell_id,
+                "cell_type": spec["cell_type"],
+                "source": spec.get("source", ""),
+                "metadata": dict(spec.get("metadata") or {}),
+            }
+            if cell["cell_type"] == "code":
+                cell.update(outputs=[], execution_count=None)
+            doc.ycells.insert(at + offset, doc.create_ycell(cell))
+            new_ids.append(cell_id)
+        doc.dirty = True
+    return new_ids
+
+
+def set_source(doc: YNotebook, i: int, new: str) -> None:
+    """Replace a cell's source with a single splice over the part that differs."""
+    text: Text = doc.ycells[i]["source"]
+    with doc.ydoc.transaction():
+        splice(text, str(text), new)
+        doc.dirty = True
+
+
+def replace_once(doc: YNotebook, i: int, old: str, new: str) -> str:
+    """Replace the one occurrence of ``old`` in the cell's source; returns the new source."""
+    text: Text = doc.ycells[i]["source"]
+    current = str(text)
+    if not old:
+        raise ToolError("old_string is empty; give the exact text to replace, or pass 'source' to replace it all.")
+    count = current.count(old)
+    if count == 0:
+        raise ToolError(
+            "old_string was not found in the cell (it may have changed). "
+            "read_cells shows its current source; copy the text exactly, including whitespace."
+        )
+    if count > 1:
+        raise ToolError(f"old_string occurs {count} times in the cell; include more surrounding text so it is unique.")
+    start = current.index(old)
+    updated = current[:start] + new + current[start + len(old) :]
+    with doc.ydoc.transaction():
+        # Splice only the replaced span, so the rest of the text (and any cursor in it) is untouched.
+        byte_start = len(current[:start].encode())
+        _splice_bytes(text, byte_start, old, new)
+        doc.dirty = True
+    return updated
+
+
+def splice(text: Text, old: str, new: str) -> None:
+    """Turn ``old`` into ``new`` in the shared text by deleting and inserting only what differs."""
+    if old == new:
+        return
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    old_mid = old[prefix : len(old) - suffix]
+    new_mid = new[prefix : len(new) - suffix]
+    _splice_bytes(text, len(old[:prefix].encode()), old_mid, new_mid)
+
+
+def _splice_bytes(text: Text, byte_start: int, old: str, new: str) -> None:
+    # pycrdt Text offsets count UTF-8 bytes, not Python characters.
+    old_len = len(old.encode())
+    if old_len:
+        del text[byte_start : byte_start + old_len]
+    if new:
+        text.insert(byte_start, new)
+
+
+def set_type(doc: YNotebook, i: int, cell_type: str) -> None:
+    """Change a cell's type, keeping id, source and metadata (outputs only survive as code)."""
+    ycell = doc.ycells[i]
+    if ycell.get("cell_type") == cell_type:
+        return
+    cell = {
+        "id": ycell.get("id"),
+        "cell_type": cell_type,
+        "source": str(ycell["source"]),
+        "metadata": ycell["metadata"].to_py() if isinstance(ycell.get("metadata"), Map) else {},
+    }
+    if cell_type == "code":
+        cell.update(outputs=[], execution_count=None)
+    with doc.ydoc.transaction():
+        doc.set_cell(i, cell)
+        doc.dirty = True
+
+
+def update_metadata(doc: YNotebook, i: int, patch: dict[str, Any]) -> None:
+    """Set the given metadata keys; a key set to null is removed."""
+    ycell = doc.ycells[i]
+    with doc.ydoc.transaction():
+        meta = ycell.get("metadata")
+        if not isinstance(meta, Map):
+            ycell["metadata"] = meta = Map()
+        for key, value in patch.items():
+            if value is None:
+                if key in meta:
+                    del meta[key]
+            else:
+                meta[key] = value
+        doc.dirty = True
+
+
+def delete(doc: YNotebook, indices: list[int]) -> None:
+    with doc.ydoc.transaction():
+        for i in sorted(set(indices), reverse=True):
+            del doc.ycells[i]
+        doc.dirty = True
+
+
+def move(doc: YNotebook, src: int, dest: int) -> int:
+    """Move a cell to position ``dest`` (counted before the move); returns its new index.
+
+    Shared arrays have no move that JupyterLab can decode, so the cell is deleted and re-created
+    with the same id, source, outputs and metadata, in one transaction.
+    """
+    target = dest - 1 if dest > src else dest
+    if target == src:
+        return src
+    cell = doc.ycells[src].to_py()
+    cell.pop("execution_state", None)
+    with doc.ydoc.transaction():
+        del doc.ycells[src]
+        doc.ycells.insert(target, doc.create_ycell(cell))
+        doc.dirty = True
+    return target
+
+
+def clear_outputs(doc: YNotebook, indices: list[int]) -> int:
+    """Clear outputs and execution counts; returns how many cells had something to clear."""
+    cleared = 0
+    with doc.ydoc.transaction():
+        for i in indices:
+            ycell = doc.ycells[i]
+            if ycell.get("cell_type") != "code":
+                continue
+            youtputs = ycell.get("outputs")
+            if (isinstance(youtputs, Array) and len(youtputs)) or ycell.get("execution_count") is not None:
+                cleared += 1
+            if isinstance(youtputs, Array):
+                youtputs.clear()
+            else:
+                ycell["outputs"] = Array()
+            ycell["execution_count"] = None
+        if cleared:
+            doc.dirty = True
+    return cleared
+
+
+def new_id(taken: set[str]) -> str:
+    # Short ids cost an agent fewer tokens than uuids; nbformat only asks that they be unique.
+    while True:
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) else None

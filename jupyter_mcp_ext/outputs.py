@@ -1,0 +1,166 @@
+"""Outputs as an agent reads them: plain text without ANSI codes, images apart, everything bounded.
+
+Every cut is counted and said in the result, never silent: an agent that does not know a traceback
+was shortened will reason about the wrong error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .limits import Limits
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]")
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json", "text/html")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def as_text(value: Any) -> str:
+    """nbformat stores multi-line strings as lists of lines; join them."""
+    if isinstance(value, list):
+        return "".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def one_line(output: dict[str, Any], width: int = 60) -> str:
+    """A few words about one output, for outlines."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        text = as_text(output.get("text"))
+        return f"{output.get('name', 'stream')}: {text.count(chr(10)) + (not text.endswith(chr(10)))} lines"
+    if kind == "error":
+        return _clip(f"error: {output.get('ename', '')}: {strip_ansi(as_text(output.get('evalue')))}", width)
+    data = output.get("data") or {}
+    images = [m for m in data if m in IMAGE_TYPES or m == "image/svg+xml"]
+    if images:
+        return images[0]
+    if "text/plain" in data:
+        first = strip_ansi(as_text(data["text/plain"])).strip().split("\n", 1)[0]
+        return _clip(f"result: {first}" if kind == "execute_result" else f"display: {first}", width)
+    return ", ".join(data) or str(kind)
+
+
+def outline(outputs: list[dict[str, Any]]) -> str:
+    """The one-line summary of a cell's outputs in get_notebook."""
+    if not outputs:
+        return ""
+    parts = [one_line(o) for o in outputs[:3]]
+    if len(outputs) > 3:
+        parts.append(f"+{len(outputs) - 3} more")
+    return "; ".join(parts)
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass
+class Budget:
+    """What one tool result may still spend, and what has been cut so far."""
+
+    limits: Limits
+    used: int = 0
+    chars_cut: int = 0
+    outputs_omitted: int = 0
+    images: list[tuple[str, str]] = field(default_factory=list)
+    images_omitted: int = 0
+
+    @property
+    def left(self) -> int:
+        return max(0, self.limits.max_result_bytes - self.used)
+
+    def take_text(self, text: str) -> str:
+        """Bound one output's text by the per-output and the per-result limits."""
+        limit = min(self.limits.max_output_chars, self.left)
+        if len(text) > limit:
+            cut = len(text) - limit
+            self.chars_cut += cut
+            head = limit // 3
+            marker = f"\n[… {cut:,} characters cut …]\n"
+            text = text[:head] + marker + text[len(text) - (limit - head) :] if limit > 0 else marker.strip()
+        self.used += len(text.encode())
+        return text
+
+    def take_text_whole(self, text: str) -> str:
+        """Bound a cell source by the per-result limit only: a source is what the agent edits."""
+        if len(text) > self.left:
+            cut = len(text) - self.left
+            self.chars_cut += cut
+            text = text[: self.left] + f"\n[… {cut:,} characters of source cut: read this cell alone …]"
+        self.used += len(text.encode())
+        return text
+
+    def take_image(self, mime: str, data: str) -> int | None:
+        """Keep an image if it fits; returns its position in the result's images."""
+        data = data.replace("\n", "")
+        if len(self.images) >= self.limits.max_images or len(data) > self.left:
+            self.images_omitted += 1
+            return None
+        self.used += len(data)
+        self.images.append((mime, data))
+        return len(self.images) - 1
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.chars_cut:
+            notes.append(f"{self.chars_cut:,} characters of output cut")
+        if self.outputs_omitted:
+            notes.append(f"{self.outputs_omitted} outputs omitted (result size limit)")
+        if self.images_omitted:
+            notes.append(f"{self.images_omitted} images omitted (limit {self.limits.max_images} per result)")
+        return notes
+
+    def truncation(self) -> dict[str, int]:
+        return {
+            k: v
+            for k, v in (
+                ("chars_cut", self.chars_cut),
+                ("outputs_omitted", self.outputs_omitted),
+                ("images_omitted", self.images_omitted),
+            )
+            if v
+        }
+
+
+def render(output: dict[str, Any], budget: Budget) -> tuple[str, dict[str, Any]]:
+    """One output as (text for the agent, structured form); images go into the budget."""
+    kind = output.get("output_type")
+    if budget.left <= 0:
+        budget.outputs_omitted += 1
+        return "[output omitted: result size limit reached]", {"type": kind, "omitted": True}
+    if kind == "stream":
+        text = budget.take_text(strip_ansi(as_text(output.get("text"))))
+        return text, {"type": "stream", "name": output.get("name"), "text": text}
+    if kind == "error":
+        trace = budget.take_text(strip_ansi("\n".join(as_text(t) for t in output.get("traceback") or [])))
+        ename, evalue = output.get("ename", ""), strip_ansi(as_text(output.get("evalue")))
+        return trace or f"{ename}: {evalue}", {"type": "error", "ename": ename, "evalue": evalue, "traceback": trace}
+    data = output.get("data") or {}
+    shaped: dict[str, Any] = {"type": kind, "mime": list(data)}
+    parts = []
+    for mime in IMAGE_TYPES:
+        if mime in data:
+            slot = budget.take_image(mime, as_text(data[mime]))
+            shaped["image"] = slot
+            parts.append(f"[{mime} image {slot}]" if slot is not None else f"[{mime} image omitted]")
+            break
+    text_mime = next((m for m in TEXT_TYPES if m in data), None)
+    if text_mime is None and "image/svg+xml" in data:
+        text_mime = "image/svg+xml"
+    if text_mime is not None and not (parts and text_mime == "text/plain" and _is_repr_of_figure(data)):
+        text = budget.take_text(strip_ansi(as_text(data[text_mime])))
+        shaped["text"] = text
+        parts.append(text)
+    return "\n".join(parts), shaped
+
+
+def _is_repr_of_figure(data: dict[str, Any]) -> bool:
+    # "<Figure size 640x480 with 1 Axes>" next to the image says nothing more.
+    return as_text(data.get("text/plain")).startswith("<")

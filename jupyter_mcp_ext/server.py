@@ -1,0 +1,112 @@
+"""The MCP server: lists the tools, and runs a call through validation, authorization and the tool.
+
+Failures the agent can act on come back as ``isError`` results with the reason; only a malformed
+request (unknown tool) is a protocol error. Nothing here knows about HTTP: the transport delivers
+calls, and this module hands them to tools.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+import mcp_types as types
+from jupyter_core.utils import ensure_async
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from ._version import __version__
+from .errors import ToolError
+from .handler import JUPYTER_HANDLER_KEY
+from .services import Services
+from .toolkit import ToolContext, ToolSpec
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+Tools for the notebooks of a live Jupyter server, shared with people who may have them open.
+- Paths are relative to the server root; list_notebooks finds them.
+- Address cells by id, never by index alone: people edit too, and indices shift. get_notebook gives ids.
+- Read before you edit (get_notebook, then read_cells), and prefer update_cell with old_string/new_string
+  for small changes.
+- Edits appear live in open JupyterLab tabs and are saved by Jupyter; do not edit .ipynb files as text."""
+
+
+def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
+    by_name = {t.name: t for t in tools}
+    listing = types.ListToolsResult(tools=[t.definition() for t in tools])
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = by_name.get(params.name)
+        if spec is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool '{params.name}'; tools/list names them.")
+        handler = _handler_of(ctx)
+        try:
+            args = spec.args.model_validate(params.arguments or {})
+            await _authorize(handler, spec)
+            result = await spec.run(ToolContext(services, handler, ctx), args)
+        except ValidationError as err:
+            return _error(f"Invalid arguments for {spec.name}: {_explain(err)}")
+        except ToolError as err:
+            return _error(str(err))
+        except Exception:
+            log.exception("Tool %s failed", spec.name)
+            return _error(f"{spec.name} failed on the server (see the Jupyter server log). Nothing was changed by it.")
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
+        content += [types.ImageContent(type="image", data=data, mime_type=mime) for mime, data in result.images]
+        return types.CallToolResult(content=content, structured_content=result.data)
+
+    async def set_logging_level(ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+        return types.EmptyResult()
+
+    with warnings.catch_warnings():
+        # Logging is deprecated in the 2026 protocol, but handshake-era clients still send setLevel.
+        warnings.simplefilter("ignore")
+        return Server(
+            "jupyter-mcp-ext",
+            version=__version__,
+            title="Jupyter",
+            instructions=INSTRUCTIONS,
+            get_tool_input_schema=lambda name: by_name[name].definition().input_schema if name in by_name else None,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_set_logging_level=set_logging_level,
+        )
+
+
+def _handler_of(ctx: ServerRequestContext[Any]) -> Any:
+    request = ctx.request
+    scope = getattr(request, "scope", None) or {}
+    return scope.get(JUPYTER_HANDLER_KEY)
+
+
+async def _authorize(handler: Any, spec: ToolSpec) -> None:
+    """Ask Jupyter's authorizer, as Jupyter's own REST handlers do, for this tool's resource and action."""
+    if handler is None:
+        raise ToolError("This call carries no Jupyter identity and was refused.")
+    user = handler.current_user
+    allowed = await ensure_async(handler.authorizer.is_authorized(handler, user, spec.action, spec.resource))
+    if not allowed:
+        raise ToolError(
+            f"Not permitted: user '{user.username}' may not {spec.action} {spec.resource} on this server, "
+            f"so {spec.name} was refused. Ask the server's administrator for that permission."
+        )
+
+
+def _explain(err: ValidationError) -> str:
+    parts = []
+    for problem in err.errors()[:5]:
+        where = ".".join(str(p) for p in problem["loc"]) or "arguments"
+        message = "unknown argument" if problem["type"] == "extra_forbidden" else problem["msg"]
+        parts.append(f"{where}: {message}")
+    return "; ".join(parts) + ". The tool's input schema (tools/list) lists the arguments."
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+

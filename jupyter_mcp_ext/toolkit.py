@@ -1,0 +1,144 @@
+"""How a tool is declared: its name, agent-facing description, argument model and result schema.
+
+Tools are thin async functions ``(ToolContext, Args) -> ToolResult`` declared with ``@tool``. The
+docstring is the description the agent reads, so it is written for the agent and kept short: every
+byte of ``tools/list`` is paid for in tokens by every session.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+import mcp_types as types
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from jupyter_server.base.handlers import JupyterHandler
+    from mcp.server import ServerRequestContext
+
+    from .services import Services
+
+
+class Args(BaseModel):
+    """Base of every argument model: unknown arguments are an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+A = TypeVar("A", bound=Args)
+
+
+@dataclass
+class ToolResult:
+    """A short text for the agent, the same facts as ``structuredContent``, and any images."""
+
+    text: str
+    data: dict[str, Any]
+    images: list[tuple[str, str]] = field(default_factory=list)  # (mime type, base64 data)
+
+
+@dataclass
+class ToolContext:
+    """What a tool call may use besides its arguments."""
+
+    services: Services
+    handler: JupyterHandler | None
+    request: ServerRequestContext[Any, Any]
+
+
+ToolFn = Callable[[ToolContext, A], Awaitable[ToolResult]]
+Action = Literal["read", "write", "execute"]
+
+
+@dataclass(frozen=True)
+class ToolSpec(Generic[A]):
+    name: str
+    description: str
+    args: type[A]
+    output: dict[str, Any]
+    run: ToolFn[A]
+    resource: str
+    action: Action
+    destructive: bool
+
+    def definition(self) -> types.Tool:
+        read_only = self.action == "read"
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=compact_schema(self.args.model_json_schema()),
+            output_schema=self.output,
+            annotations=types.ToolAnnotations(
+                read_only_hint=read_only,
+                destructive_hint=None if read_only else self.destructive,
+            ),
+        )
+
+
+def tool(
+    name: str,
+    args: type[A],
+    output: dict[str, Any],
+    *,
+    resource: str = "contents",
+    action: Action = "read",
+    destructive: bool = False,
+) -> Callable[[ToolFn[A]], ToolSpec[A]]:
+    """Declare a tool; ``resource`` and ``action`` are what Jupyter's authorizer is asked for."""
+
+    def declare(fn: ToolFn[A]) -> ToolSpec[A]:
+        description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
+        return ToolSpec(name, description, args, output, fn, resource, action, destructive)
+
+    return declare
+
+
+def obj(**props: Any) -> dict[str, Any]:
+    """A terse object schema: ``obj(path="string", cells=arr(...))``."""
+    return {"type": "object", "properties": {k: _prop(v) for k, v in props.items()}}
+
+
+def arr(items: Any) -> dict[str, Any]:
+    """An array schema; items stay shallow (``arr("object")``): the tool's text says what is in them."""
+    return {"type": "array", "items": _prop(items)}
+
+
+def _prop(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        return {"type": value}
+    if isinstance(value, list):
+        return {"type": value}
+    return value
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Pydantic's schema without what an agent does not need: titles, ``$defs`` and null branches.
+
+    An optional argument (``X | None = None``) is shown as plain ``X``: omitting it is how an agent
+    says "none", and the extra ``anyOf`` costs bytes in every session.
+    """
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return walk(defs[node["$ref"].rsplit("/", 1)[-1]])
+        out = {k: walk(v) for k, v in node.items() if k not in ("title", "$defs")}
+        branches = out.get("anyOf")
+        if isinstance(branches, list) and {"type": "null"} in branches:
+            rest = [b for b in branches if b != {"type": "null"}]
+            del out["anyOf"]
+            if out.get("default", 0) is None:
+                del out["default"]
+            out = {**rest[0], **out} if len(rest) == 1 else {"anyOf": rest, **out}
+        if out.get("additionalProperties") is False and "properties" in out:
+            del out["additionalProperties"]
+        return out
+
+    return walk(schema)

@@ -1,0 +1,196 @@
+"""Tools on cells, addressed by id: read, insert, update, delete, move, clear outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from .. import notebook as nb
+from .. import outputs
+from ..errors import ToolError
+from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from .shapes import NewCell, check_new_cells
+
+
+class ReadCells(Args):
+    path: str
+    cell_ids: list[str] | None = None
+    start: int | None = Field(None, description="first index (when no cell_ids)")
+    end: int | None = Field(None, description="index after the last")
+    include_outputs: bool = True
+
+
+@tool(
+    "read_cells",
+    ReadCells,
+    obj(cells=arr("object"), truncated="object"),
+)
+async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
+    """Full source and outputs of cells: by cell_ids, or the index range start..end, or all.
+    Outputs are bounded; images come back as image content."""
+    _, doc = await ctx.services.documents.open(args.path)
+    if args.cell_ids:
+        indices = nb.find_all(doc, args.cell_ids)
+    else:
+        indices = list(range(len(doc.ycells)))[args.start : args.end]
+    budget = outputs.Budget(ctx.services.limits)
+    cells, blocks = [], []
+    for i in indices:
+        head = nb.summary(doc, i)
+        source = budget.take_text_whole(nb.source(doc, i))
+        cell: dict[str, Any] = {
+            "id": head["id"],
+            "index": i,
+            "type": head["type"],
+            "execution_count": head["execution_count"],
+            "source": source,
+        }
+        count = f" [{head['execution_count']}]" if head["execution_count"] is not None else ""
+        block = [f"--- [{i}] {head['id']} {head['type']}{count}", source]
+        if args.include_outputs and head["type"] == "code":
+            shaped = []
+            rendered = []
+            for output in nb.outputs(doc, i):
+                text, form = outputs.render(output, budget)
+                shaped.append(form)
+                rendered.append(text)
+            cell["outputs"] = shaped
+            if rendered:
+                block += ["--- outputs", *rendered]
+        cells.append(cell)
+        blocks.append("\n".join(block))
+    notes = budget.notes()
+    if notes:
+        blocks.append("[" + "; ".join(notes) + ": read fewer cells at a time to see more]")
+    return ToolResult(
+        "\n".join(blocks) if blocks else "No cells in that range.",
+        {"cells": cells, "truncated": budget.truncation()},
+        images=budget.images,
+    )
+
+
+class InsertCells(Args):
+    path: str
+    cells: list[NewCell] = Field(min_length=1)
+    before: str | None = Field(None, description="cell id")
+    after: str | None = Field(None, description="cell id")
+    index: int | None = Field(None, description="used when no before/after; default: end")
+
+
+@tool("insert_cells", InsertCells, obj(cell_ids=arr("string"), index="integer"), action="write")
+async def insert_cells(ctx: ToolContext, args: InsertCells) -> ToolResult:
+    """Insert one or more cells in one step, before/after a cell id or at an index (default: the end).
+    Returns the new cell ids."""
+    check_new_cells(args.cells, ctx.services.limits)
+    path, doc = await ctx.services.documents.open(args.path)
+    at = nb.position(doc, before=args.before, after=args.after, index=args.index)
+    new_ids = nb.insert(doc, at, [c.model_dump() for c in args.cells])
+    return ToolResult(
+        f"Inserted {len(new_ids)} cells at index {at} of {path}: {', '.join(new_ids)}",
+        {"cell_ids": new_ids, "index": at},
+    )
+
+
+class UpdateCell(Args):
+    path: str
+    cell_id: str
+    source: str | None = Field(None, description="new full source")
+    old_string: str | None = Field(None, description="exact unique text to replace")
+    new_string: str | None = None
+    cell_type: str | None = None
+    metadata: dict[str, Any] | None = Field(None, description="keys to set; null removes a key")
+
+
+@tool("update_cell", UpdateCell, obj(id="string", index="integer", type="string", source="string"), action="write", destructive=True)
+async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
+    """Change a cell: its whole source, or one exact unique old_string -> new_string (preferred: small
+    edits keep a person's concurrent typing), and/or its cell_type and metadata."""
+    if args.source is not None and args.old_string is not None:
+        raise ToolError("Give either 'source' or 'old_string'/'new_string', not both.")
+    if (args.old_string is None) != (args.new_string is None):
+        raise ToolError("'old_string' and 'new_string' go together.")
+    if args.source is None and args.old_string is None and args.cell_type is None and args.metadata is None:
+        raise ToolError("Nothing to change: give source, old_string/new_string, cell_type or metadata.")
+    if args.cell_type is not None:
+        nb.check_cell_type(args.cell_type)
+    limit = ctx.services.limits.max_source_chars
+    for text in (args.source, args.new_string):
+        if text is not None:
+            nb.check_source_size(text, limit)
+    path, doc = await ctx.services.documents.open(args.path)
+    i = nb.find(doc, args.cell_id)
+    if args.old_string is not None and args.new_string is not None:
+        current = nb.source(doc, i)
+        nb.check_source_size(current.replace(args.old_string, args.new_string, 1), limit)
+        nb.replace_once(doc, i, args.old_string, args.new_string)
+    elif args.source is not None:
+        nb.set_source(doc, i, args.source)
+    if args.cell_type is not None:
+        nb.set_type(doc, i, args.cell_type)
+    if args.metadata is not None:
+        nb.update_metadata(doc, i, args.metadata)
+    head = nb.summary(doc, i)
+    source = nb.source(doc, i)
+    return ToolResult(
+        f"Updated cell {head['id']} ({head['type']}, {head['lines']} lines) in {path}.",
+        {"id": head["id"], "index": i, "type": head["type"], "source": source},
+    )
+
+
+class DeleteCells(Args):
+    path: str
+    cell_ids: list[str] = Field(min_length=1)
+
+
+@tool("delete_cells", DeleteCells, obj(deleted=arr("string"), cells_left="integer"), action="write", destructive=True)
+async def delete_cells(ctx: ToolContext, args: DeleteCells) -> ToolResult:
+    """Delete cells by id. Every id is checked first: if one is unknown, nothing is deleted."""
+    path, doc = await ctx.services.documents.open(args.path)
+    indices = nb.find_all(doc, args.cell_ids)
+    deleted = [nb.ids(doc)[i] for i in sorted(set(indices))]
+    nb.delete(doc, indices)
+    left = len(doc.ycells)
+    return ToolResult(f"Deleted {len(deleted)} cells from {path}; {left} left.", {"deleted": deleted, "cells_left": left})
+
+
+class MoveCell(Args):
+    path: str
+    cell_id: str
+    before: str | None = Field(None, description="cell id")
+    after: str | None = Field(None, description="cell id")
+    index: int | None = Field(None, description="used when no before/after")
+
+
+@tool("move_cell", MoveCell, obj(id="string", index="integer"), action="write")
+async def move_cell(ctx: ToolContext, args: MoveCell) -> ToolResult:
+    """Move a cell before/after another cell id, or to an index. Keeps its id, source, outputs and metadata."""
+    if args.before is None and args.after is None and args.index is None:
+        raise ToolError("Say where to: 'before' or 'after' a cell id, or an 'index'.")
+    path, doc = await ctx.services.documents.open(args.path)
+    src = nb.find(doc, args.cell_id)
+    if src in {nb.find(doc, ref) for ref in (args.before, args.after) if ref is not None}:
+        raise ToolError("A cell cannot be moved relative to itself; name another cell.")
+    dest = nb.position(doc, before=args.before, after=args.after, index=args.index)
+    if args.before is None and args.after is None and dest > src:
+        dest += 1  # an index names the final position, counted after the move
+    new_index = nb.move(doc, src, dest)
+    cell_id = nb.ids(doc)[new_index]
+    return ToolResult(f"Moved cell {cell_id} to index {new_index} in {path}.", {"id": cell_id, "index": new_index})
+
+
+class ClearOutputs(Args):
+    path: str
+    cell_ids: list[str] | None = Field(None, description="default: all cells")
+
+
+@tool("clear_outputs", ClearOutputs, obj(cleared="integer"), action="write", destructive=True)
+async def clear_outputs(ctx: ToolContext, args: ClearOutputs) -> ToolResult:
+    """Clear outputs and execution counts of some cells, or of all cells."""
+    path, doc = await ctx.services.documents.open(args.path)
+    indices = nb.find_all(doc, args.cell_ids) if args.cell_ids else list(range(len(doc.ycells)))
+    cleared = nb.clear_outputs(doc, indices)
+    return ToolResult(f"Cleared outputs of {cleared} cells in {path}.", {"cleared": cleared})
+
+
+TOOLS = [read_cells, insert_cells, update_cell, delete_cells, move_cell, clear_outputs]

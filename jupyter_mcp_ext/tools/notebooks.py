@@ -1,0 +1,214 @@
+"""Tools on whole notebooks: find them, create one, outline one, search one."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import nbformat
+from jupyter_core.utils import ensure_async
+from pydantic import Field
+from tornado.web import HTTPError
+
+from .. import notebook as nb
+from .. import outputs
+from ..errors import ToolError
+from ..paths import api_path
+from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from .shapes import NewCell, check_new_cells
+
+MAX_LISTED = 500
+MAX_MATCHES = 100
+
+
+class ListNotebooks(Args):
+    path: str = ""
+    recursive: bool = True
+
+
+@tool(
+    "list_notebooks",
+    ListNotebooks,
+    obj(notebooks=arr("object"), truncated="boolean"),
+)
+async def list_notebooks(ctx: ToolContext, args: ListNotebooks) -> ToolResult:
+    """Notebooks under a folder (path relative to the server root): size, last modified, whether a
+    JupyterLab tab has it open, and its kernel session if any."""
+    services = ctx.services
+    folder = await api_path(args.path, services.contents)
+    kernels = {s["path"]: s.get("kernel") or {} for s in await ensure_async(services.sessions.list_sessions())}
+    found: list[dict[str, Any]] = []
+    pending, truncated = [folder], False
+    while pending and not truncated:
+        current = pending.pop(0)
+        try:
+            model = await ensure_async(services.contents.get(current, content=True, type="directory"))
+        except HTTPError as err:
+            if current == folder:
+                raise ToolError(f"No folder at '{args.path}' ({err.log_message or err.reason}).") from err
+            continue
+        for entry in sorted(model["content"], key=lambda e: e["path"]):
+            if entry["type"] == "directory" and args.recursive:
+                pending.append(entry["path"])
+            elif entry["type"] == "notebook":
+                if len(found) >= MAX_LISTED:
+                    truncated = True
+                    break
+                kernel = kernels.get(entry["path"])
+                found.append(
+                    {
+                        "path": entry["path"],
+                        "size": entry.get("size"),
+                        "modified": _iso(entry.get("last_modified")),
+                        "open": services.documents.is_open_in_tab(entry["path"]),
+                        "kernel": {k: kernel.get(k) for k in ("id", "name", "execution_state")} if kernel else None,
+                    }
+                )
+    found.sort(key=lambda n: n["path"])
+    lines = [
+        f"{n['path']}  {_size(n['size'])}  {n['modified'][:16].replace('T', ' ')}"
+        + ("  [open in a tab]" if n["open"] else "")
+        + (f"  kernel {n['kernel']['name']} ({n['kernel']['execution_state']})" if n["kernel"] else "")
+        for n in found
+    ]
+    head = f"{len(found)} notebooks under '{folder or '/'}'" + (f" (first {MAX_LISTED} shown)" if truncated else "")
+    return ToolResult("\n".join([head + ":", *lines]) if lines else head + ".", {"notebooks": found, "truncated": truncated})
+
+
+class CreateNotebook(Args):
+    path: str
+    kernel_name: str | None = None
+    cells: list[NewCell] = Field(default_factory=list)
+
+
+@tool("create_notebook", CreateNotebook, obj(path="string", cell_ids=arr("string")), action="write")
+async def create_notebook(ctx: ToolContext, args: CreateNotebook) -> ToolResult:
+    """Create a notebook (never overwrites; missing folders are created). kernel_name defaults to the
+    server's default kernel. Returns the new cell ids."""
+    services = ctx.services
+    path = await api_path(args.path, services.contents)
+    if not path.endswith(".ipynb"):
+        raise ToolError(f"'{args.path}' must end in .ipynb.")
+    if await ensure_async(services.contents.file_exists(path)) or await ensure_async(services.contents.dir_exists(path)):
+        raise ToolError(f"'{path}' already exists; choose another name, or edit it with insert_cells/update_cell.")
+    check_new_cells(args.cells, services.limits)
+    kernelspec = await _kernelspec(ctx, args.kernel_name)
+    notebook = nbformat.v4.new_notebook(metadata={"kernelspec": kernelspec, "language_info": {"name": kernelspec["language"]}})
+    taken: set[str] = set()
+    for spec in args.cells:
+        cell = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}.get(
+            spec.cell_type, nbformat.v4.new_raw_cell
+        )(source=spec.source, metadata=spec.metadata or {})
+        cell["id"] = nb.new_id(taken)
+        taken.add(cell["id"])
+        notebook.cells.append(cell)
+    await _make_parents(services.contents, path)
+    try:
+        await ensure_async(services.contents.save({"type": "notebook", "format": "json", "content": notebook}, path))
+    except HTTPError as err:
+        raise ToolError(f"Could not create '{path}': {err.log_message or err.reason}.") from err
+    ids = [c["id"] for c in notebook.cells]
+    return ToolResult(
+        f"Created {path} ({kernelspec['name']}, {len(ids)} cells)" + (f": {', '.join(ids)}" if ids else "."),
+        {"path": path, "cell_ids": ids},
+    )
+
+
+class GetNotebook(Args):
+    path: str
+
+
+@tool("get_notebook", GetNotebook, obj(path="string", kernel=["string", "null"], language=["string", "null"], cells=arr("object")))
+async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
+    """Outline of a notebook: kernel, language, and per cell its id, index, type, execution count,
+    first line, line count and outputs summary. Start here; use ids from it in other tools."""
+    path, doc = await ctx.services.documents.open(args.path)
+    kernel, language = nb.kernel_info(doc)
+    cells = []
+    for i in range(len(doc.ycells)):
+        cell = nb.summary(doc, i)
+        cell["outputs"] = outputs.outline(nb.outputs(doc, i)) if cell["type"] == "code" else ""
+        cells.append(cell)
+    lines = [f"{path} · kernel {kernel or '?'} ({language or '?'}) · {len(cells)} cells"]
+    lines += [_outline_line(c) for c in cells]
+    return ToolResult("\n".join(lines), {"path": path, "kernel": kernel, "language": language, "cells": cells})
+
+
+def _outline_line(c: dict[str, Any]) -> str:
+    count = f" [{c['execution_count']}]" if c["execution_count"] is not None else ""
+    more = f" (+{c['lines'] - 1} lines)" if c["lines"] > 1 else ""
+    first = c["first_line"] if len(c["first_line"]) <= 80 else c["first_line"][:79] + "…"
+    out = f" → {c['outputs']}" if c["outputs"] else ""
+    return f"[{c['index']}] {c['id']} {c['type']}{count}: {first}{more}{out}"
+
+
+class SearchNotebook(Args):
+    path: str
+    pattern: str
+    regex: bool = False
+
+
+@tool(
+    "search_notebook",
+    SearchNotebook,
+    obj(matches=arr("object"), truncated="boolean"),
+)
+async def search_notebook(ctx: ToolContext, args: SearchNotebook) -> ToolResult:
+    """Find cells whose source matches a pattern (plain text, or a Python regex with regex=true;
+    case-insensitive unless the pattern has capitals). Returns cell ids with matching lines."""
+    if not args.pattern:
+        raise ToolError("pattern is empty; give the text to look for.")
+    flags = 0 if any(ch.isupper() for ch in args.pattern) else re.IGNORECASE
+    try:
+        matcher = re.compile(args.pattern if args.regex else re.escape(args.pattern), flags)
+    except re.error as err:
+        raise ToolError(f"Invalid regular expression: {err}. Pass regex=false to search for the text as is.") from err
+    path, doc = await ctx.services.documents.open(args.path)
+    matches, truncated = [], False
+    for i, cell_id in enumerate(nb.ids(doc)):
+        for n, line in enumerate(nb.source(doc, i).splitlines(), start=1):
+            if matcher.search(line):
+                if len(matches) >= MAX_MATCHES:
+                    truncated = True
+                    break
+                matches.append({"id": cell_id, "index": i, "line": n, "text": line[:200]})
+        if truncated:
+            break
+    lines = [f"[{m['index']}] {m['id']}:{m['line']}: {m['text']}" for m in matches]
+    head = f"{len(matches)} matching lines in {path}" + (f" (first {MAX_MATCHES})" if truncated else "")
+    return ToolResult("\n".join([head, *lines]), {"matches": matches, "truncated": truncated})
+
+
+async def _kernelspec(ctx: ToolContext, name: str | None) -> dict[str, str]:
+    manager = ctx.services.kernelspecs
+    specs = await ensure_async(manager.get_all_specs())
+    chosen = name or ctx.services.default_kernel
+    if chosen not in specs:
+        raise ToolError(f"No kernel named '{chosen}' on this server. Installed: {', '.join(sorted(specs)) or 'none'}.")
+    spec = specs[chosen]["spec"]
+    return {"name": chosen, "display_name": spec.get("display_name", chosen), "language": spec.get("language", "")}
+
+
+async def _make_parents(contents: Any, path: str) -> None:
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        if not await ensure_async(contents.dir_exists(folder)):
+            try:
+                await ensure_async(contents.save({"type": "directory"}, folder))
+            except HTTPError as err:
+                raise ToolError(f"Could not create folder '{folder}': {err.log_message or err.reason}.") from err
+
+
+def _iso(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value or "")
+
+
+def _size(size: Any) -> str:
+    if not isinstance(size, int):
+        return "?"
+    return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB" if size < 1024**2 else f"{size / 1024**2:.1f} MB"
+
+
+TOOLS = [list_notebooks, create_notebook, get_notebook, search_notebook]
