@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from jupyter_server.base.handlers import APIHandler
@@ -28,11 +29,23 @@ class MCPHandler(APIHandler):
     def initialize(self, transport: MCPTransport) -> None:
         self.transport = transport
 
+    def _principal(self) -> str:
+        """Who owns an MCP session: the SDK answers 404 to anyone else presenting its id.
+
+        Jupyter names a token-authenticated client without a cookie jar anew on every request, so
+        the token itself (hashed) identifies it; otherwise the user name does (JupyterHub, a login
+        cookie). A server with authentication off has one anonymous principal.
+        """
+        provider = self.identity_provider
+        if not provider.auth_enabled:
+            return "anonymous"
+        if self.token_authenticated:
+            token = provider.get_token(self) or ""
+            return "token:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+        return "user:" + self.current_user.username
+
     async def _serve(self) -> None:
-        user = self.current_user
-        # The SDK binds each MCP session to the identity that opened it: another user presenting
-        # the session id gets 404, as if it did not exist.
-        principal = AuthenticatedUser(AccessToken(token="", client_id=user.username, scopes=[]))
+        principal = AuthenticatedUser(AccessToken(token="", client_id=self._principal(), scopes=[]))
         extra: dict[str, Any] = {"user": principal, JUPYTER_HANDLER_KEY: self}
         self.update_api_activity()
         await self.transport.serve(self, extra)

@@ -1,0 +1,167 @@
+"""Fixtures: a real Jupyter server with jupyter-collaboration, driven by pytest-jupyter.
+
+pytest-jupyter runs the server on the loop of its ``jp_asyncio_loop`` fixture, while
+pytest-asyncio runs async tests and fixtures on a loop of its own. ``jp_asyncio_loop`` is
+overridden here so both are the same loop: otherwise the server never answers a test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+import pytest_asyncio
+from traitlets.config import Config
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+HAVE_MCP_EXT = importlib.util.find_spec("jupyter_mcp_ext") is not None
+
+CellSpec = str | Mapping[str, Any]
+MakeNotebook = Callable[..., str]
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def jp_asyncio_loop() -> asyncio.AbstractEventLoop:
+    """Hand pytest-jupyter the loop pytest-asyncio runs this test on (see module doc).
+
+    No teardown: pytest-asyncio owns and closes the loop, after the server's cleanup.
+    """
+    return asyncio.get_running_loop()
+
+
+@pytest.fixture(autouse=True)
+def _chdir_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run in a tmp cwd: rooms created by ``get_document(create=True)`` ignore
+    ``SQLiteYStore.db_path`` and write ``.jupyter_ystore.db`` into the cwd."""
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def ydoc_save_delay() -> float:
+    """``YDocExtension.document_save_delay``; override in a test module to change it."""
+    return 0.5
+
+
+@pytest.fixture
+def ydoc_poll_interval() -> float:
+    """``YDocExtension.file_poll_interval``."""
+    return 0.5
+
+
+@pytest.fixture
+def ydoc_cleanup_delay() -> float:
+    """``YDocExtension.document_cleanup_delay`` (room kept this long after the last client)."""
+    return 60.0
+
+
+@pytest.fixture
+def jp_server_config(
+    jp_server_config: Config,
+    tmp_path: Path,
+    ydoc_save_delay: float,
+    ydoc_poll_interval: float,
+    ydoc_cleanup_delay: float,
+) -> Config:
+    """Enable collaboration (and jupyter_mcp_ext once it is importable), state outside root."""
+    state = tmp_path / "state"
+    state.mkdir(exist_ok=True)
+    extensions = {"jupyter_server_ydoc": True, "jupyter_server_fileid": True}
+    if HAVE_MCP_EXT:
+        extensions["jupyter_mcp_ext"] = True
+    config = Config(jp_server_config)
+    config.merge(
+        Config(
+            {
+                "ServerApp": {"jpserver_extensions": extensions},
+                "SQLiteYStore": {"db_path": str(state / "ystore.db")},
+                "BaseFileIdManager": {
+                    "db_path": str(state / "file_id.db"),
+                    "db_journal_mode": "OFF",
+                },
+                "YDocExtension": {
+                    "document_save_delay": ydoc_save_delay,
+                    "file_poll_interval": ydoc_poll_interval,
+                    "document_cleanup_delay": ydoc_cleanup_delay,
+                    "session_store_path": str(state / "collaboration_sessions.json"),
+                },
+            }
+        )
+    )
+    return config
+
+
+@pytest.fixture
+def server_url(http_server_client: Any, jp_http_port: int, jp_base_url: str) -> str:
+    """Base URL (ends with ``/``) an external client such as httpx can use.
+
+    Requesting ``http_server_client`` is what makes the server accept connections.
+    The base URL keeps pytest-jupyter's escaped ``/a%40b/`` as is: Tornado routes on the
+    raw path, so clients must not decode it.
+    """
+    return f"http://127.0.0.1:{jp_http_port}{jp_base_url}"
+
+
+@pytest.fixture
+def ydoc_extension(jp_serverapp: Any) -> Any:
+    """The live ``YDocExtension`` (``get_document(...)``, ``ywebsocket_server``)."""
+    return jp_serverapp.web_app.settings["jupyter_server_ydoc"]
+
+
+def _new_cell(spec: CellSpec) -> nbformat.NotebookNode:
+    """A string is a code cell; a mapping needs ``cell_type`` plus nbformat cell fields."""
+    if isinstance(spec, str):
+        return nbformat.v4.new_code_cell(spec)
+    fields = dict(spec)
+    factory = {
+        "code": nbformat.v4.new_code_cell,
+        "markdown": nbformat.v4.new_markdown_cell,
+        "raw": nbformat.v4.new_raw_cell,
+    }[fields.pop("cell_type", "code")]
+    return factory(**fields)
+
+
+@pytest.fixture
+def make_notebook(jp_root_dir: Path) -> Iterator[MakeNotebook]:
+    """Write a notebook under ``jp_root_dir``; returns its API path (relative, ``/``-separated).
+
+    ``make_notebook("a/nb.ipynb", cells=["x = 1", {"cell_type": "markdown", "source": "# T"}])``
+    With ``minor < 5`` cell ids are dropped, as older files on disk have none.
+    Write files before a peer opens them: once a room is open, a direct write reloads it.
+    """
+
+    def _make(
+        path: str,
+        cells: Sequence[CellSpec] = (),
+        minor: int = 5,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        nb = nbformat.v4.new_notebook(cells=[_new_cell(c) for c in cells])
+        nb.nbformat_minor = minor
+        nb.metadata = nbformat.from_dict(
+            dict(metadata)
+            if metadata is not None
+            else {
+                "kernelspec": {
+                    "name": "python3",
+                    "display_name": "Python 3 (ipykernel)",
+                    "language": "python",
+                },
+                "language_info": {"name": "python"},
+            }
+        )
+        if minor < 5:
+            for cell in nb.cells:
+                cell.pop("id", None)
+        nbformat.validate(nb)
+        target = jp_root_dir / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(nbformat.writes(nb, version=4), encoding="utf-8")
+        return Path(path).as_posix()
+
+    yield _make

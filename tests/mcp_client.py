@@ -1,0 +1,53 @@
+"""A real MCP client (the official SDK, Streamable HTTP) pointed at the test server's /mcp."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult
+
+HANDSHAKE = "legacy"  # initialize + Mcp-Session-Id (protocol 2025-11-25 and older)
+STATELESS = "2026-07-28"  # one request per POST, no session, reached by discovery as a client does
+MODES = (HANDSHAKE, STATELESS)
+
+
+@asynccontextmanager
+async def connect(
+    server_url: str, headers: Mapping[str, str], mode: str = HANDSHAKE
+) -> AsyncIterator[Client]:
+    http = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(30, read=60))
+    # "auto" probes server/discover first, as a client in the field does; it must land on the 2026 form.
+    client_mode = "auto" if mode == STATELESS else mode
+    transport = streamable_http_client(f"{server_url}mcp", http_client=http)
+    async with http, Client(transport, mode=client_mode) as client:
+        if mode == STATELESS:
+            assert client.protocol_version == STATELESS
+        yield client
+
+
+def text(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> CallToolResult:
+    return await client.call_tool(tool, arguments)
+
+
+async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call a tool that must succeed; returns its structured content."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text(result)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def fails(client: Client, tool: str, **arguments: Any) -> str:
+    """Call a tool that must fail as a tool error (isError, not a protocol error); returns its message."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, f"{tool} should have failed: {text(result)}"
+    return text(result)
