@@ -20,7 +20,7 @@ from pycrdt import Map
 from tornado.web import HTTPError
 
 from .errors import ToolError
-from .paths import api_path
+from .paths import api_path, without_root
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class DocumentService:
         try:
             await ensure_async(self.contents.get(api, type="notebook", content=True))
         except HTTPError as err:
-            reason = err.log_message or err.reason or "unreadable"
+            reason = without_root(err.log_message or err.reason or "unreadable", self.contents)
             raise ToolError(
                 f"'{path}' is not a valid notebook ({reason}). It was left untouched; fix or replace the file."
             ) from err

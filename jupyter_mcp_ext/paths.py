@@ -22,7 +22,9 @@ async def api_path(path: str, contents: Any, *, what: str = "path") -> str:
     """
     raw = path.strip()
     if "\x00" in raw:
-        raise ToolError(f"The {what} contains a NUL byte; give a plain relative path such as 'work/data.ipynb'.")
+        raise ToolError(
+            f"The {what} contains a NUL byte; give a plain relative path such as 'work/data.ipynb'."
+        )
     if raw.startswith(("/", "~")) or _DRIVE.match(raw):
         raise ToolError(
             f"'{path}' is absolute. Paths are relative to the Jupyter server root, "
@@ -34,12 +36,12 @@ async def api_path(path: str, contents: Any, *, what: str = "path") -> str:
     normalised = "/".join(parts)
     if not getattr(contents, "allow_hidden", True) and any(part.startswith(".") for part in parts):
         raise ToolError(f"'{path}' is hidden and this server does not serve hidden files.")
-    root = getattr(contents, "root_dir", None)
-    if isinstance(root, str) and os.path.isdir(root):
-        real_root = os.path.realpath(root)
-        real = os.path.realpath(os.path.join(real_root, *parts))
-        if os.path.commonpath([real_root, real]) != real_root:
-            raise ToolError(f"'{path}' leads outside the Jupyter server root (a symbolic link); use a path inside it.")
+    real = real_path(normalised, contents)
+    if real is not None:
+        if leads_outside(normalised, contents):
+            raise ToolError(
+                f"'{path}' leads outside the Jupyter server root (a symbolic link); use a path inside it."
+            )
         if (
             normalised
             and os.path.exists(real)
@@ -48,3 +50,30 @@ async def api_path(path: str, contents: Any, *, what: str = "path") -> str:
         ):
             raise ToolError(f"'{path}' is hidden and this server does not serve hidden files.")
     return normalised
+
+
+def real_path(api: str, contents: Any) -> str | None:
+    """Where a normalised API path really is (symlinks resolved), for a server on a local disk."""
+    root = getattr(contents, "root_dir", None)
+    if not isinstance(root, str) or not os.path.isdir(root):
+        return None
+    return os.path.realpath(os.path.join(root, *api.split("/")))
+
+
+def leads_outside(api: str, contents: Any) -> bool:
+    """Whether a normalised API path is a symbolic link (or inside one) out of the server root."""
+    real = real_path(api, contents)
+    if real is None:
+        return False
+    real_root = os.path.realpath(contents.root_dir)
+    return os.path.commonpath([real_root, real]) != real_root
+
+
+def without_root(text: str, contents: Any) -> str:
+    """A server message without the server's own folder in it (``/srv/root/a.ipynb`` -> ``a.ipynb``)."""
+    root = getattr(contents, "root_dir", None)
+    if not isinstance(root, str) or not root:
+        return text
+    for folder in {os.path.realpath(root), os.path.abspath(root)}:
+        text = text.replace(folder.rstrip(os.sep) + os.sep, "")
+    return text

@@ -14,7 +14,7 @@ from tornado.web import HTTPError
 from .. import notebook as nb
 from .. import outputs
 from ..errors import ToolError
-from ..paths import api_path
+from ..paths import api_path, leads_outside
 from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 from .shapes import NewCell, check_new_cells
 
@@ -49,6 +49,8 @@ async def list_notebooks(ctx: ToolContext, args: ListNotebooks) -> ToolResult:
                 raise ToolError(f"No folder at '{args.path}' ({err.log_message or err.reason}).") from err
             continue
         for entry in sorted(model["content"], key=lambda e: e["path"]):
+            if leads_outside(entry["path"], services.contents):
+                continue  # a symbolic link out of the root: the tools refuse it, so it is not listed
             if entry["type"] == "directory" and args.recursive:
                 pending.append(entry["path"])
             elif entry["type"] == "notebook":
