@@ -11,6 +11,7 @@ from .handler import MCPHandler
 from .limits import Limits
 from .server import build_server
 from .services import Services
+from .text_documents import TextDocumentService
 from .tools import ALL
 from .transport import MCPTransport
 
@@ -44,6 +45,14 @@ class MCPExtensionApp(ExtensionApp):
     max_output_chars = Int(8_000, config=True, help="Characters kept of any one output in a result.")
     max_images = Int(4, config=True, help="Images one tool result may carry; more are counted, not sent.")
     max_source_chars = Int(1_000_000, config=True, help="Largest cell source, in characters, an agent may write.")
+    max_file_bytes = Int(
+        10_000_000,
+        config=True,
+        help="Largest file, in bytes, read_file and edit_file load and write_file writes.",
+    )
+    max_download_bytes = Int(
+        1_000_000, config=True, help="Largest file, in bytes, download_file returns (before base64)."
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
@@ -62,6 +71,13 @@ class MCPExtensionApp(ExtensionApp):
                 max_images=self.max_images,
                 max_source_chars=self.max_source_chars,
             ),
+            text_documents=TextDocumentService(
+                serverapp.web_app.settings,
+                serverapp.contents_manager,
+                max_file_bytes=self.max_file_bytes,
+                max_download_bytes=self.max_download_bytes,
+            ),
+            settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
         )
         self.transport = MCPTransport(
             build_server(self.services, ALL),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .documents import DocumentService
 from .limits import Limits
+from .text_documents import TextDocumentService
 
 
 @dataclass
@@ -17,6 +18,8 @@ class Services:
     kernelspecs: Any  # the server's KernelSpecManager
     default_kernel: str
     limits: Limits
+    text_documents: TextDocumentService = field(kw_only=True)
+    settings: dict[str, Any] = field(kw_only=True, default_factory=dict)  # the app's effective settings
 
     async def stop(self) -> None:
         await self.documents.stop()

@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from ..toolkit import ToolSpec
-from . import cells, notebooks
+from . import cells, files, notebooks
 
-ALL: list[ToolSpec] = [*notebooks.TOOLS, *cells.TOOLS]
+ALL: list[ToolSpec] = [*notebooks.TOOLS, *cells.TOOLS, *files.TOOLS]

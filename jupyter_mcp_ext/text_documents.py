@@ -1,0 +1,188 @@
+"""Text files, read and written so that a JupyterLab editor tab showing one stays in step.
+
+A file open in a text editor tab lives in a collaboration room (``text:file:<file_id>``) whose shared
+text (a ``jupyter_ydoc.YUnicode``) is what the tab shows and what the collaboration layer saves. A
+write to such a file goes into that shared text as a minimal splice; writing the file on disk would
+make the room reload and drop whatever the person typed since the last save. Files no room holds are
+read and written through the server's ContentsManager, so its root, hidden-file rules and custom
+backends apply.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from jupyter_ydoc import YUnicode
+from pycrdt import Text
+from tornado.web import HTTPError
+
+from .errors import ToolError
+from .notebook import splice
+from .paths import api_path
+
+NOTEBOOK_POINTER = (
+    "'{path}' is a notebook; text tools would edit its JSON behind the shared document. "
+    "Use get_notebook / read_cells / update_cell, or get_notebook(format='py:percent') and write_notebook_text."
+)
+
+
+@dataclass
+class TextFile:
+    """A text file's content, and whether it came from (and goes back to) a live shared document."""
+
+    path: str
+    text: str
+    live: YUnicode | None
+
+
+class TextDocumentService:
+    def __init__(
+        self, settings: dict[str, Any], contents: Any, *, max_file_bytes: int, max_download_bytes: int
+    ):
+        self._settings = settings
+        self.contents = contents
+        self.max_file_bytes = max_file_bytes
+        self.max_download_bytes = max_download_bytes
+
+    @property
+    def collaboration_on(self) -> bool:
+        return self._settings.get("jupyter_server_ydoc") is not None
+
+    async def resolve(self, path: str, *, must_exist: bool = True, text_only: bool = True) -> str:
+        """The API path of a file (not a folder); notebooks refused when ``text_only``."""
+        api = await api_path(path, self.contents)
+        if not api:
+            raise ToolError("A file path is needed; list_files shows what is there.")
+        if text_only and api.endswith(".ipynb"):
+            raise ToolError(NOTEBOOK_POINTER.format(path=path))
+        if await ensure_async(self.contents.dir_exists(api)):
+            raise ToolError(f"'{path}' is a folder; list_files shows what is in it.")
+        if must_exist and not await ensure_async(self.contents.file_exists(api)):
+            raise ToolError(f"No file at '{path}'. Call list_files to see the files on this server.")
+        return api
+
+    async def live_document(self, api: str, content_type: str = "file", file_format: str = "text") -> Any:
+        """The live shared document of a file if a room holds it now (a tab, or one recently closed)."""
+        ext = self._settings.get("jupyter_server_ydoc")
+        ids = self._settings.get("file_id_manager")
+        if ext is None or ids is None:
+            return None
+        file_id = ids.get_id(api)
+        if not file_id or not ext.ywebsocket_server.room_exists(f"{file_format}:{content_type}:{file_id}"):
+            return None
+        try:
+            return await ext.get_document(
+                path=api, content_type=content_type, file_format=file_format, copy=False, create=False
+            )
+        except (HTTPError, ValueError, KeyError):
+            return None
+
+    def is_open_in_tab(self, api: str) -> bool:
+        ext = self._settings.get("jupyter_server_ydoc")
+        ids = self._settings.get("file_id_manager")
+        file_id = ids.get_id(api) if ids is not None and ext is not None else None
+        room = ext.ywebsocket_server.rooms.get(f"text:file:{file_id}") if file_id else None
+        return bool(room is not None and room.clients)
+
+    async def size(self, api: str) -> int | None:
+        model = await self._get(api, content=False)
+        return model.get("size") if isinstance(model.get("size"), int) else None
+
+    async def read_text(self, api: str) -> TextFile:
+        """The file's text: the shared document's if a room holds it, else the saved file's."""
+        doc = await self.live_document(api)
+        if isinstance(doc, YUnicode):
+            return TextFile(api, doc.get(), doc)
+        await self._check_size(api, self.max_file_bytes, "read_file and edit_file")
+        model = await self._get(api, content=True, type="file")
+        if model.get("format") != "text":
+            raise ToolError(
+                f"'{api}' is a binary file ({model.get('mimetype') or 'unknown type'}); "
+                "download_file returns it as base64 (images as images)."
+            )
+        return TextFile(api, model["content"], None)
+
+    async def write_text(self, api: str, text: str) -> bool:
+        """Write ``text``; through the shared document if a room holds the file. True when live."""
+        self._check_write_size(text)
+        doc = await self.live_document(api)
+        if isinstance(doc, YUnicode):
+            source = doc.ydoc.get("source", type=Text)
+            with doc.ydoc.transaction():
+                splice(source, str(source), text)
+                doc.dirty = True
+            return True
+        try:
+            await ensure_async(self.contents.save({"type": "file", "format": "text", "content": text}, api))
+        except HTTPError as err:
+            raise ToolError(
+                f"Could not write '{api}': {err.log_message or err.reason}. Nothing was changed."
+            ) from err
+        return False
+
+    async def replace(self, current: TextFile, old: str, new: str) -> bool:
+        """Replace every ``old`` in a file just read; a live text gets one splice per occurrence.
+
+        Call without awaiting anything after ``read_text``, so the live text is still what was read.
+        """
+        updated = current.text.replace(old, new)
+        if not isinstance(current.live, YUnicode):
+            return await self.write_text(current.path, updated)
+        self._check_write_size(updated)
+        source = current.live.ydoc.get("source", type=Text)
+        text = str(source)
+        starts, at = [], text.find(old)
+        while at != -1:
+            starts.append(at)
+            at = text.find(old, at + len(old))
+        with current.live.ydoc.transaction():
+            for start in reversed(starts):  # from the end, so earlier byte offsets stay valid
+                byte_start = len(text[:start].encode())
+                del source[byte_start : byte_start + len(old.encode())]
+                if new:
+                    source.insert(byte_start, new)
+            current.live.dirty = True
+        return True
+
+    async def read_bytes(self, api: str) -> tuple[str, str, bool]:
+        """(mime type, content, is base64) of any file under the download cap."""
+        await self._check_size(api, self.max_download_bytes, "download_file")
+        model = await self._get(api, content=True, type="file")
+        mime = model.get("mimetype") or mimetypes.guess_type(api)[0] or "application/octet-stream"
+        content = model["content"]
+        if model.get("format") == "base64":
+            content = "".join(content.split())  # some managers wrap base64 lines
+            if len(base64.b64decode(content)) > self.max_download_bytes:
+                raise ToolError(self._too_big(api, self.max_download_bytes, "download_file"))
+            return mime, content, True
+        return mime, content, False
+
+    def _check_write_size(self, text: str) -> None:
+        if len(text.encode()) > self.max_file_bytes:
+            raise ToolError(
+                f"Content of {len(text.encode()):,} bytes is over this server's file limit of "
+                f"{self.max_file_bytes:,} bytes (c.MCPExtensionApp.max_file_bytes). Nothing was written."
+            )
+
+    async def _check_size(self, api: str, limit: int, what: str) -> None:
+        size = await self.size(api)
+        if size is not None and size > limit:
+            raise ToolError(self._too_big(api, limit, what, size))
+
+    @staticmethod
+    def _too_big(api: str, limit: int, what: str, size: int | None = None) -> str:
+        has = f" ({size:,} bytes)" if size is not None else ""
+        return (
+            f"'{api}'{has} is over the {limit:,}-byte limit of {what} on this server. "
+            "Work on it from a notebook cell (e.g. read it in parts with Python) instead."
+        )
+
+    async def _get(self, api: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await ensure_async(self.contents.get(api, **kwargs))
+        except HTTPError as err:
+            raise ToolError(f"Could not read '{api}': {err.log_message or err.reason}.") from err
