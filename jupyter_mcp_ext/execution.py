@@ -1,0 +1,285 @@
+"""Runs: cells executed in the notebook's kernel, with outputs written live into the shared document.
+
+Nobody else writes outputs of a cell run on the server (in JupyterLab the browser that ran it does),
+so a run writes what the browser would: ``execution_state`` running then idle, outputs as they
+arrive, the execution count. A run outlives the tool call that started it when the call's timeout
+is up; runs on one kernel queue behind each other in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pycrdt import Array, Map, Text
+
+from . import notebook as nb
+from .documents import DocumentService
+from .errors import ToolError
+from .kernels import KernelService
+from .output_model import Op, OutputModel
+
+KEEP_FINISHED = 200
+
+
+@dataclass
+class CellRun:
+    """One cell (or one scratch snippet) run once."""
+
+    cell_id: str | None
+    code: str
+    model: OutputModel
+    status: str = "queued"  # queued, running, ok, error, interrupted, died, skipped
+    execution_count: int | None = None
+    error: dict[str, Any] | None = None
+    note: str | None = None  # why the cell's document copy stopped updating, if it did
+    _pending: list[Op] = field(default_factory=list)  # edits made outside the message loop
+    _reply: dict[str, Any] | None = None
+    _idle: bool = False
+    _done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class Run:
+    id: str
+    path: str
+    kernel_id: str
+    cells: list[CellRun]
+    stop_on_error: bool
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    queued_behind: str | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    listeners: list[Callable[[CellRun], None]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        states = [c.status for c in self.cells]
+        for state in ("died", "interrupted", "error"):
+            if state in states:
+                return state
+        if not self.done.is_set():
+            return "queued" if all(c.status == "queued" for c in self.cells) else "running"
+        return "ok"
+
+
+class ExecutionService:
+    def __init__(self, kernels: KernelService, documents: DocumentService, *, max_document_output_bytes: int):
+        self.kernels = kernels
+        self.documents = documents
+        self.max_document_output_bytes = max_document_output_bytes
+        self.runs: OrderedDict[str, Run] = OrderedDict()
+        self._current: dict[str, CellRun] = {}  # kernel id -> the cell running on it now
+        kernels.on_kernel_event(self._on_kernel_event)
+
+    def get(self, execution_id: str) -> Run:
+        run = self.runs.get(execution_id)
+        if run is None:
+            raise ToolError(
+                f"No execution '{execution_id}' (finished runs are kept for a while, then forgotten)."
+            )
+        return run
+
+    async def start(
+        self, path: str, kernel_id: str, cells: list[tuple[str | None, str]], *, stop_on_error: bool
+    ) -> Run:
+        """Queue cells ``(cell id or None for scratch code, code)`` on the kernel; returns at once."""
+        link = await self.kernels.link(kernel_id)
+        run = Run(
+            id=secrets.token_hex(6),
+            path=path,
+            kernel_id=kernel_id,
+            cells=[CellRun(cid, code, OutputModel(self.max_document_output_bytes)) for cid, code in cells],
+            stop_on_error=stop_on_error,
+        )
+        if link.lock.locked():
+            run.queued_behind = next(
+                (
+                    r.id
+                    for r in reversed(self.runs.values())
+                    if r.kernel_id == kernel_id and not r.done.is_set()
+                ),
+                None,
+            )
+        self.runs[run.id] = run
+        while len(self.runs) > KEEP_FINISHED:
+            oldest = next(iter(self.runs.values()))
+            if not oldest.done.is_set():
+                break
+            self.runs.popitem(last=False)
+        run.task = asyncio.create_task(self._run(run, link), name=f"jupyter-mcp-ext run {run.id}")
+        return run
+
+    async def _run(self, run: Run, link: Any) -> None:
+        try:
+            async with link.lock:
+                for cell in run.cells:
+                    if cell.status == "skipped":
+                        continue
+                    await self._run_cell(run, link, cell)
+                    if cell.status != "ok" and run.stop_on_error:
+                        for later in run.cells:
+                            if later.status == "queued":
+                                later.status = "skipped"
+                        break
+                    self.kernels.touch(run.kernel_id)
+        finally:
+            for cell in run.cells:
+                if cell.status in ("queued", "running"):
+                    cell.status = "skipped" if cell.status == "queued" else "died"
+            run.ended = time.monotonic()
+            run.done.set()
+
+    async def _run_cell(self, run: Run, link: Any, cell: CellRun) -> None:
+        cell.status = "running"
+        await self._write(run, cell, [("clear",)], state="running", count=None)
+        inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        msg_id = link.client.execute(
+            cell.code, store_history=cell.cell_id is not None, allow_stdin=False, stop_on_error=True
+        )
+        link.routes[msg_id] = lambda channel, msg: inbox.put_nowait((channel, msg))
+        self._current[run.kernel_id] = cell
+        try:
+            while not cell._done.is_set():
+                waiter = asyncio.ensure_future(inbox.get())
+                ended = asyncio.ensure_future(cell._done.wait())
+                await asyncio.wait({waiter, ended}, return_when=asyncio.FIRST_COMPLETED)
+                ended.cancel()
+                if not waiter.done():
+                    waiter.cancel()
+                    break
+                batch = [waiter.result()]
+                while not inbox.empty():
+                    batch.append(inbox.get_nowait())
+                # One document transaction per batch: a flood of small messages stays cheap.
+                ops: list[Op] = []
+                for channel, msg in batch:
+                    ops += self._on_message(cell, channel, msg)
+                await self._write(run, cell, ops, state=None, count=cell.execution_count)
+                if ops:
+                    for listener in run.listeners:
+                        listener(cell)
+        finally:
+            link.routes.pop(msg_id, None)
+            self._current.pop(run.kernel_id, None)
+        if cell.status == "running":
+            reply = cell._reply or {}
+            if reply.get("status", "ok") == "ok":
+                cell.status = "ok"
+            else:
+                cell.error = {k: reply.get(k) for k in ("ename", "evalue", "traceback")}
+                cell.status = "interrupted" if reply.get("ename") == "KeyboardInterrupt" else "error"
+        await self._write(run, cell, cell._pending, state="idle", count=cell.execution_count)
+
+    def _on_message(self, cell: CellRun, channel: str, msg: dict[str, Any]) -> list[Op]:
+        msg_type = msg["header"]["msg_type"]
+        content = msg.get("content", {})
+        ops: list[Op] = []
+        if channel == "shell":
+            if msg_type == "execute_reply":
+                cell._reply = content
+                cell.execution_count = content.get("execution_count", cell.execution_count)
+        elif msg_type == "status":
+            cell._idle = content.get("execution_state") == "idle"
+        elif msg_type == "execute_input":
+            cell.execution_count = content.get("execution_count")
+        else:
+            ops = cell.model.apply(msg_type, content)
+        if cell._reply is not None and cell._idle:
+            # A run ends when both the reply and the kernel's idle for it are in, in either order.
+            cell._done.set()
+        return ops
+
+    def _on_kernel_event(self, event: dict[str, Any]) -> None:
+        cell = self._current.get(event["kernel_id"])
+        if cell is None or cell._done.is_set():
+            return
+        what = {"restart": "was restarted", "shutdown": "was shut down"}.get(event["action"], "died")
+        cell.status = "died"
+        cell.error = {
+            "ename": "KernelDied",
+            "evalue": f"The kernel {what} while this cell was running.",
+            "traceback": [],
+        }
+        cell._pending = cell.model.apply("error", cell.error)
+        cell._done.set()
+
+    # -- the shared document -------------------------------------------------------------
+
+    async def _write(
+        self, run: Run, cell: CellRun, ops: list[Op], *, state: str | None, count: int | None
+    ) -> None:
+        """Apply output edits to the cell in the live document, found afresh by id each time."""
+        if cell.cell_id is None or cell.note is not None or (not ops and state is None and count is None):
+            return
+        doc = await self.documents.live(run.path)
+        if doc is None:
+            cell.note = (
+                "the notebook was closed or deleted while the cell ran; outputs are only in this result"
+            )
+            return
+        try:
+            index = nb.find(doc, cell.cell_id)
+        except ToolError:
+            cell.note = "the cell was deleted while it ran; outputs are only in this result"
+            return
+        ycell = doc.ycells[index]
+        with doc.ydoc.transaction():
+            youtputs = ycell.get("outputs")
+            if not isinstance(youtputs, Array):
+                ycell["outputs"] = youtputs = Array()
+            for op in ops:
+                _apply(youtputs, op)
+            if state is not None:
+                ycell["execution_state"] = state
+            if count is not None or state == "running":
+                ycell["execution_count"] = count
+            doc.dirty = True
+
+    # -- control -------------------------------------------------------------------------
+
+    def running_on(self, kernel_id: str) -> CellRun | None:
+        return self._current.get(kernel_id)
+
+    async def stop(self) -> None:
+        for run in self.runs.values():
+            if run.task is not None and not run.task.done():
+                run.task.cancel()
+                with contextlib.suppress(BaseException):
+                    await run.task
+
+
+def _apply(youtputs: Array, op: Op) -> None:
+    kind = op[0]
+    if kind == "clear":
+        youtputs.clear()
+    elif kind == "append":
+        youtputs.append(_youtput(op[1]))
+    elif kind == "text":
+        _, index, old_tail, add = op
+        text = youtputs[index]["text"]
+        if isinstance(text, Text):
+            end = len(text)  # bytes
+            start = end - len(old_tail.encode())
+            if old_tail:
+                del text[start:end]
+            if add:
+                text.insert(start, add)
+    elif kind == "replace":
+        _, index, output = op
+        youtputs[index] = _youtput(output)
+
+
+def _youtput(output: dict[str, Any]) -> Map:
+    """An output as the document stores it: a stream's text is shared text, so it can grow."""
+    shaped = dict(output)
+    if shaped.get("output_type") == "stream":
+        shaped["text"] = Text(shaped.get("text", ""))
+    return Map(shaped)
