@@ -7,7 +7,9 @@ from jupyter_server.utils import url_path_join
 from traitlets import Float, Int
 
 from .documents import DocumentService
+from .execution import ExecutionService
 from .handler import MCPHandler
+from .kernels import KernelService
 from .limits import Limits
 from .server import build_server
 from .services import Services
@@ -44,7 +46,26 @@ class MCPExtensionApp(ExtensionApp):
     max_result_bytes = Int(64_000, config=True, help="Bytes of text and images one tool result may carry.")
     max_output_chars = Int(8_000, config=True, help="Characters kept of any one output in a result.")
     max_images = Int(4, config=True, help="Images one tool result may carry; more are counted, not sent.")
-    max_source_chars = Int(1_000_000, config=True, help="Largest cell source, in characters, an agent may write.")
+    kernel_idle_timeout = Float(
+        3600.0,
+        config=True,
+        help="Seconds without runs after which a kernel this extension started, for a notebook no tab is "
+        "connected to, is shut down. The server's own culling settings apply as well.",
+    )
+    default_timeout = Float(
+        120.0, config=True, help="Seconds an execution call waits when the agent gives no timeout."
+    )
+    max_timeout = Float(
+        600.0, config=True, help="Largest timeout, in seconds, an agent may ask an execution call for."
+    )
+    max_document_output_bytes = Int(
+        5_000_000,
+        config=True,
+        help="Bytes of output one cell run keeps, in the notebook and in memory; past it the cell says it was cut.",
+    )
+    max_source_chars = Int(
+        1_000_000, config=True, help="Largest cell source, in characters, an agent may write."
+    )
     max_file_bytes = Int(
         10_000_000,
         config=True,
@@ -57,10 +78,12 @@ class MCPExtensionApp(ExtensionApp):
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
+        documents = DocumentService(
+            serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
+        )
+        kernels = KernelService(serverapp, idle_timeout=self.kernel_idle_timeout)
         self.services = Services(
-            documents=DocumentService(
-                serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
-            ),
+            documents=documents,
             contents=serverapp.contents_manager,
             sessions=serverapp.session_manager,
             kernelspecs=serverapp.kernel_spec_manager,
@@ -70,6 +93,12 @@ class MCPExtensionApp(ExtensionApp):
                 max_output_chars=self.max_output_chars,
                 max_images=self.max_images,
                 max_source_chars=self.max_source_chars,
+                default_timeout=self.default_timeout,
+                max_timeout=self.max_timeout,
+            ),
+            kernels=kernels,
+            execution=ExecutionService(
+                kernels, documents, max_document_output_bytes=self.max_document_output_bytes
             ),
             text_documents=TextDocumentService(
                 serverapp.web_app.settings,
@@ -95,4 +124,3 @@ class MCPExtensionApp(ExtensionApp):
     async def stop_extension(self) -> None:
         await self.transport.stop()
         await self.services.stop()
-

@@ -49,7 +49,9 @@ class DocumentService:
         if not api.endswith(".ipynb"):
             raise ToolError(f"'{path}' is not a notebook (.ipynb). Notebook tools take .ipynb paths.")
         if not await ensure_async(self.contents.file_exists(api)):
-            raise ToolError(f"No notebook at '{path}'. Call list_notebooks to see the notebooks on this server.")
+            raise ToolError(
+                f"No notebook at '{path}'. Call list_notebooks to see the notebooks on this server."
+            )
         return api
 
     def room_id(self, api: str) -> str:
@@ -87,6 +89,25 @@ class DocumentService:
             self._ensure_evictor()
         _upgrade_to_cell_ids(doc)
         return api, doc
+
+    async def live(self, api: str) -> YNotebook | None:
+        """The live document of an already resolved path, cheaply; reopened if its room was closed.
+
+        For writers that outlive a tool call (a running cell): None once the notebook is gone.
+        """
+        ext = self._settings.get("jupyter_server_ydoc")
+        if ext is None:
+            return None
+        room_id = self.room_id(api)
+        if room_id in self._agent_rooms:
+            self._agent_rooms[room_id] = time.monotonic()
+        if ext.ywebsocket_server.room_exists(room_id):
+            doc = await ext.get_document(room_id=room_id, copy=False)
+            return doc if isinstance(doc, YNotebook) else None
+        try:
+            return (await self.open(api))[1]
+        except ToolError:
+            return None
 
     async def _check_readable(self, api: str, path: str) -> None:
         """Refuse a file the collaboration layer could not load, before it tries (and logs a trace)."""

@@ -17,3 +17,7 @@ class Limits:
     """Images returned by one call; the rest are counted, not sent."""
     max_source_chars: int = 1_000_000
     """Largest cell source (or sum of sources in one insert) an agent may write."""
+    default_timeout: float = 120.0
+    """Seconds an execution call waits for its cells when the agent gives no timeout."""
+    max_timeout: float = 600.0
+    """Upper bound on the timeout an agent may ask for; the cell itself is not bounded."""

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .documents import DocumentService
+from .execution import ExecutionService
+from .kernels import KernelService
 from .limits import Limits
 from .text_documents import TextDocumentService
 
@@ -18,8 +20,12 @@ class Services:
     kernelspecs: Any  # the server's KernelSpecManager
     default_kernel: str
     limits: Limits
+    kernels: KernelService
+    execution: ExecutionService
     text_documents: TextDocumentService = field(kw_only=True)
     settings: dict[str, Any] = field(kw_only=True, default_factory=dict)  # the app's effective settings
 
     async def stop(self) -> None:
+        await self.execution.stop()
+        await self.kernels.stop()
         await self.documents.stop()

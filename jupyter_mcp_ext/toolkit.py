@@ -28,6 +28,10 @@ class Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class NoArgs(Args):
+    """For tools that take no arguments."""
+
+
 A = TypeVar("A", bound=Args)
 
 
@@ -63,9 +67,15 @@ class ToolSpec(Generic[A]):
     resource: str
     action: Action
     destructive: bool
+    also: tuple[tuple[str, Action], ...] = ()
+
+    @property
+    def permissions(self) -> list[tuple[str, Action]]:
+        """Every (resource, action) the authorizer must allow: running a cell also writes its outputs."""
+        return [(self.resource, self.action), *self.also]
 
     def definition(self) -> types.Tool:
-        read_only = self.action == "read"
+        read_only = all(action == "read" for _, action in self.permissions)
         return types.Tool(
             name=self.name,
             description=self.description,
@@ -86,12 +96,13 @@ def tool(
     resource: str = "contents",
     action: Action = "read",
     destructive: bool = False,
+    also: tuple[tuple[str, Action], ...] = (),
 ) -> Callable[[ToolFn[A]], ToolSpec[A]]:
     """Declare a tool; ``resource`` and ``action`` are what Jupyter's authorizer is asked for."""
 
     def declare(fn: ToolFn[A]) -> ToolSpec[A]:
         description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
-        return ToolSpec(name, description, args, output, fn, resource, action, destructive)
+        return ToolSpec(name, description, args, output, fn, resource, action, destructive, also)
 
     return declare
 

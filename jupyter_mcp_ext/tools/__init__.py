@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from ..toolkit import ToolSpec
-from . import cells, files, notebooks
+from . import cells, execution, files, kernels, notebooks
 
-ALL: list[ToolSpec] = [*notebooks.TOOLS, *cells.TOOLS, *files.TOOLS]
+ALL: list[ToolSpec] = [*notebooks.TOOLS, *cells.TOOLS, *execution.TOOLS, *kernels.TOOLS, *files.TOOLS]

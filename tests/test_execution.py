@@ -1,0 +1,250 @@
+"""Running cells in the notebook's own kernel: the person watching sees the run as their own, and
+the agent gets the outputs back."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import anyio
+import httpx
+import nbformat
+
+from .mcp_client import connect, fails, ok, text
+from .yclient import YPeer
+
+
+def tiny_png() -> bytes:
+    """A valid 1x1 red PNG, made by hand."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
+
+
+async def wait_on_disk(root: Path, path: str, predicate, timeout: float = 15.0) -> dict:
+    with anyio.fail_after(timeout):
+        while True:
+            try:
+                notebook = json.loads((root / path).read_text())
+                if predicate(notebook):
+                    return notebook
+            except (json.JSONDecodeError, FileNotFoundError):
+                pass
+            await anyio.sleep(0.1)
+
+
+def outputs_text(ycell) -> str:
+    parts = []
+    for output in ycell["outputs"]:
+        if output.get("output_type") == "stream":
+            parts.append(str(output["text"]))
+    return "".join(parts)
+
+
+async def test_person_watches_the_agents_run_and_the_file_keeps_it(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    path = make_notebook(
+        "run.ipynb",
+        cells=[
+            "import time\nfor i in range(3):\n    print('step', i, flush=True)\n    time.sleep(0.4)\n'done'"
+        ],
+    )
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        cell_id = (await ok(agent, "get_notebook", path=path))["cells"][0]["id"]
+        run = anyio.create_task_group()
+        results = {}
+        async with run:
+
+            async def execute():
+                results["run"] = await ok(agent, "execute_cells", path=path, cell_ids=[cell_id])
+
+            run.start_soon(execute)
+            # [*] while it runs, and outputs growing before the cell ends.
+            await person.wait_for(lambda nb: nb.ycells[0].get("execution_state") == "running")
+            await person.wait_for(lambda nb: "step 0" in outputs_text(nb.ycells[0]))
+            assert "step 2" not in outputs_text(person.notebook.ycells[0])
+            await person.wait_for(
+                lambda nb: (
+                    nb.ycells[0].get("execution_state") == "idle" and nb.ycells[0].get("execution_count")
+                )
+            )
+        result = results["run"]
+        assert result["status"] == "ok"
+        cell = result["cells"][0]
+        assert cell["id"] == cell_id and cell["execution_count"] == 1
+        assert cell["outputs"][0]["text"] == "step 0\nstep 1\nstep 2\n"
+        assert cell["outputs"][1]["text"] == "'done'"
+        assert outputs_text(person.notebook.ycells[0]) == "step 0\nstep 1\nstep 2\n"
+        # The kernel is the notebook's Jupyter session: the one a JupyterLab tab attaches to.
+        async with httpx.AsyncClient(headers=jp_auth_header) as http:
+            sessions = (await http.get(f"{server_url}api/sessions")).json()
+        assert [s["path"] for s in sessions] == [path]
+        kernels = (await ok(agent, "list_kernels"))["kernels"]
+        assert kernels[0]["id"] == sessions[0]["kernel"]["id"] and kernels[0]["notebooks"] == [path]
+    saved = await wait_on_disk(jp_root_dir, path, lambda nb: nb["cells"][0]["execution_count"] == 1)
+    assert [o["output_type"] for o in saved["cells"][0]["outputs"]] == ["stream", "execute_result"]
+    nbformat.validate(nbformat.from_dict(saved))
+
+
+async def test_insert_and_execute_returns_the_new_cell_and_its_value(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("calc.ipynb", cells=["x = 20"])
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "execute_cells", path=path, all=True)
+        result = await agent.call_tool("insert_and_execute", {"path": path, "source": "x * 2 + 2"})
+        assert not result.is_error, text(result)
+        data = result.structured_content
+        assert data["status"] == "ok" and data["cells"][0]["outputs"][0]["text"] == "42"
+        assert "42" in text(result)
+        cells = (await ok(agent, "get_notebook", path=path))["cells"]
+        assert cells[-1]["id"] == data["cell_id"] and cells[-1]["execution_count"] == 2
+
+
+async def test_an_exception_comes_back_as_a_readable_error(server_url, jp_auth_header, make_notebook):
+    path = make_notebook(
+        "boom.ipynb", cells=["def f():\n    raise ValueError('bad value')\nf()", "print('never')"]
+    )
+    async with connect(server_url, jp_auth_header) as agent:
+        result = await agent.call_tool("execute_cells", {"path": path, "all": True})
+        assert not result.is_error  # the tool worked; the cell failed
+        data = result.structured_content
+        assert data["status"] == "error"
+        assert data["error"]["ename"] == "ValueError" and data["error"]["evalue"] == "bad value"
+        assert "\x1b[" not in data["error"]["traceback"] and "raise ValueError" in data["error"]["traceback"]
+        assert [c["status"] for c in data["cells"]] == ["error", "skipped"]
+        assert "ValueError" in text(result)
+
+
+async def test_carriage_returns_and_images_come_back_as_a_person_sees_them(
+    server_url, jp_auth_header, make_notebook
+):
+    png = base64.b64encode(tiny_png()).decode()
+    code = (
+        "import sys\nprint('a\\rb')\nfor p in (10, 50, 100):\n    sys.stdout.write(f'\\r{p}%')\n"
+        f"print()\nfrom IPython.display import Image, display\ndisplay(Image(data=__import__('base64').b64decode('{png}')))"
+    )
+    path = make_notebook("display.ipynb")
+    async with connect(server_url, jp_auth_header) as agent:
+        result = await agent.call_tool("insert_and_execute", {"path": path, "source": code})
+        outputs = result.structured_content["cells"][0]["outputs"]
+        assert outputs[0]["text"] == "b\n100%\n"
+        images = [block for block in result.content if block.type == "image"]
+        assert len(images) == 1 and images[0].mime_type == "image/png"
+        assert base64.b64decode(images[0].data) == tiny_png()
+
+
+async def test_a_long_cell_outlives_the_call_and_can_be_awaited_or_interrupted(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("slow.ipynb")
+    async with connect(server_url, jp_auth_header) as agent:
+        first = await agent.call_tool(
+            "insert_and_execute",
+            {
+                "path": path,
+                "source": "import time\nprint('started', flush=True)\ntime.sleep(1.5)\n'finished'",
+                "timeout": 0.3,
+            },
+        )
+        data = first.structured_content
+        assert data["status"] == "running" and "get_execution" in text(first)
+        finished = await ok(agent, "get_execution", execution_id=data["execution_id"], wait=20)
+        assert finished["status"] == "ok" and finished["cells"][0]["outputs"][-1]["text"] == "'finished'"
+
+        sleeper = await ok(
+            agent, "insert_and_execute", path=path, source="import time\ntime.sleep(30)", timeout=0.5
+        )
+        queued = await agent.call_tool("execute_code", {"path": path, "code": "1 + 1", "timeout": 0.2})
+        assert queued.structured_content["status"] == "queued" and sleeper["execution_id"] in text(queued)
+        await ok(agent, "interrupt_kernel", path=path)
+        stopped = await ok(agent, "get_execution", execution_id=sleeper["execution_id"], wait=20)
+        assert stopped["status"] == "interrupted" and stopped["error"]["ename"] == "KeyboardInterrupt"
+        after = await ok(
+            agent, "get_execution", execution_id=queued.structured_content["execution_id"], wait=20
+        )
+        assert after["status"] == "ok" and after["cells"][0]["outputs"][0]["text"] == "2"
+        assert "nothing to interrupt" in (await fails(agent, "interrupt_kernel", path=path)).lower()
+
+
+async def test_restart_mid_run_leaves_the_cell_idle_with_an_error(server_url, jp_auth_header, make_notebook):
+    path = make_notebook("restart.ipynb")
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        await ok(agent, "execute_code", path=path, code="kept = 1")
+        running = await ok(
+            agent, "insert_and_execute", path=path, source="import time\ntime.sleep(30)", timeout=0.5
+        )
+        await ok(agent, "restart_kernel", path=path)
+        ended = await ok(agent, "get_execution", execution_id=running["execution_id"], wait=20)
+        assert ended["status"] == "died" and "restarted" in ended["error"]["evalue"]
+        (cell,) = [c for c in person.notebook.ycells if c["id"] == running["cell_id"]]
+        await person.wait_for(lambda nb: cell.get("execution_state") == "idle")
+        # A restart interrupts first; the cell ends saying the kernel restarted.
+        assert [o["ename"] for o in cell["outputs"] if o.get("output_type") == "error"][-1] == "KernelDied"
+        gone = await ok(agent, "execute_code", path=path, code="'kept' in globals()")
+        assert gone["cells"][0]["outputs"][0]["text"] == "False"
+
+
+async def test_scratch_code_and_variable_inspection_leave_the_notebook_alone(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    path = make_notebook("scratch.ipynb", cells=["import fractions\nitems = [1, 2, 3]\nname = 'jupyter'"])
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "execute_cells", path=path, all=True)
+        scratch = await ok(agent, "execute_code", path=path, code="print(sum(items))")
+        assert scratch["cells"][0]["outputs"][0]["text"] == "6\n" and "id" not in scratch["cells"][0]
+        variables = (await ok(agent, "inspect_variables", path=path))["variables"]
+        assert variables["items"] == {"type": "list", "len": 3, "summary": "[1, 2, 3]"}
+        assert set(variables) == {"items", "name"}
+        picked = (await ok(agent, "inspect_variables", path=path, names=["name"]))["variables"]
+        assert list(picked) == ["name"]
+        outline = await ok(agent, "get_notebook", path=path)
+        assert len(outline["cells"]) == 1 and outline["cells"][0]["execution_count"] == 1
+        next_run = await ok(agent, "execute_cells", path=path, all=True)
+        assert next_run["cells"][0]["execution_count"] == 2  # scratch and inspection did not count
+
+
+async def test_kernel_choice_and_bad_requests(server_url, jp_auth_header, make_notebook, jp_root_dir):
+    path = make_notebook("k.ipynb", cells=[{"cell_type": "markdown", "source": "# Title"}, "1"])
+    missing = make_notebook(
+        "missing.ipynb",
+        cells=["1"],
+        metadata={"kernelspec": {"name": "no-such-kernel", "display_name": "x", "language": "python"}},
+    )
+    async with connect(server_url, jp_auth_header) as agent:
+        specs = await ok(agent, "list_kernelspecs")
+        assert specs["default"] == "python3" and "python3" in [k["name"] for k in specs["kernelspecs"]]
+        markdown_id = (await ok(agent, "get_notebook", path=path))["cells"][0]["id"]
+        assert "code cell" in await fails(agent, "execute_cells", path=path, cell_ids=[markdown_id])
+        assert "No kernel named 'no-such-kernel'" in await fails(
+            agent, "execute_cells", path=missing, all=True
+        )
+        assert "No kernel is running" in await fails(agent, "interrupt_kernel", path=path)
+        assert "No kernel named" in await fails(agent, "set_kernel", path=path, kernel_name="nope")
+        switched = await ok(agent, "set_kernel", path=missing, kernel_name="python3")
+        ran = await ok(agent, "execute_cells", path=missing, all=True)
+        assert ran["status"] == "ok"
+        assert (await ok(agent, "list_kernels"))["kernels"][0]["id"] == switched["kernel_id"]
+    await wait_on_disk(
+        jp_root_dir,
+        missing,
+        lambda nb: nb["metadata"]["kernelspec"]["name"] == "python3" and nb["cells"][0]["outputs"],
+    )
