@@ -101,7 +101,9 @@ async def test_agent_writes_edits_renames_and_deletes(server_url, jp_auth_header
         created = await ok(agent, "write_file", path="new/sub/notes.md", content="# Notes\nTODO\n")
         assert created["created"] and (tree / "new/sub/notes.md").read_text() == "# Notes\nTODO\n"
 
-        edited = await ok(agent, "edit_file", path="lib.py", old_string="return 1", new_string="return 2", replace_all=True)
+        edited = await ok(
+            agent, "edit_file", path="lib.py", old_string="return 1", new_string="return 2", replace_all=True
+        )
         assert edited["replacements"] == 2
         assert (tree / "lib.py").read_text() == "def f():\n    return 2\n\n\ndef g():\n    return 2\n"
 
@@ -141,7 +143,10 @@ async def test_every_bad_request_is_a_clear_error_and_changes_nothing(server_url
             (("write_file", {"path": ".env", "content": "SECRET=2"}), "hidden"),
             (("read_file", {"path": "blob.bin"}), "download_file"),
             (("read_file", {"path": "analysis.ipynb"}), "get_notebook"),
-            (("edit_file", {"path": "analysis.ipynb", "old_string": "pandas", "new_string": "numpy"}), "notebook"),
+            (
+                ("edit_file", {"path": "analysis.ipynb", "old_string": "pandas", "new_string": "numpy"}),
+                "notebook",
+            ),
             (("write_file", {"path": "analysis.ipynb", "content": "{}"}), "notebook"),
             (("read_file", {"path": "big.txt"}), "limit"),
             (("download_file", {"path": "big.bin"}), "limit"),
@@ -193,18 +198,28 @@ async def test_renaming_a_notebook_keeps_its_kernel_session(server_url, jp_auth_
     async with httpx.AsyncClient(headers=jp_auth_header, timeout=30) as http:
         created = await http.post(
             f"{server_url}api/sessions",
-            json={"path": "analysis.ipynb", "name": "analysis.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
+            json={
+                "path": "analysis.ipynb",
+                "name": "analysis.ipynb",
+                "type": "notebook",
+                "kernel": {"name": "python3"},
+            },
         )
         assert created.status_code == 201
         session = created.json()
         try:
             async with connect(server_url, jp_auth_header) as agent:
-                moved = await ok(agent, "rename_path", path="analysis.ipynb", new_path="work/analysis-v2.ipynb")
+                moved = await ok(
+                    agent, "rename_path", path="analysis.ipynb", new_path="work/analysis-v2.ipynb"
+                )
             assert moved["sessions_moved"] == 1
             sessions = (await http.get(f"{server_url}api/sessions")).json()
             assert [(s["id"], s["path"], s["kernel"]["id"]) for s in sessions] == [
                 (session["id"], "work/analysis-v2.ipynb", session["kernel"]["id"])
             ]
-            assert "".join(json.loads((tree / "work/analysis-v2.ipynb").read_text())["cells"][0]["source"]) == "import pandas"
+            assert (
+                "".join(json.loads((tree / "work/analysis-v2.ipynb").read_text())["cells"][0]["source"])
+                == "import pandas"
+            )
         finally:
             await http.delete(f"{server_url}api/sessions/{session['id']}")

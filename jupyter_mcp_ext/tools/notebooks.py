@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import nbformat
 from jupyter_core.utils import ensure_async
@@ -12,7 +12,7 @@ from pydantic import Field
 from tornado.web import HTTPError
 
 from .. import notebook as nb
-from .. import outputs
+from .. import notebook_text, outputs
 from ..errors import ToolError
 from ..paths import api_path, leads_outside
 from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
@@ -119,14 +119,30 @@ async def create_notebook(ctx: ToolContext, args: CreateNotebook) -> ToolResult:
 
 class GetNotebook(Args):
     path: str
+    format: Literal["outline", "py:percent"] = "outline"
 
 
-@tool("get_notebook", GetNotebook, obj(path="string", kernel=["string", "null"], language=["string", "null"], cells=arr("object")))
+@tool("get_notebook", GetNotebook, obj(
+        path="string",
+        kernel=["string", "null"],
+        language=["string", "null"],
+        cells=arr("object"),
+        text="string",
+    ))
 async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     """Outline of a notebook: kernel, language, and per cell its id, index, type, execution count,
-    first line, line count and outputs summary. Start here; use ids from it in other tools."""
+    first line, line count and outputs summary. Start here; use ids from it in other tools.
+    format=py:percent: the notebook as a percent script instead."""
     path, doc = await ctx.services.documents.open(args.path)
     kernel, language = nb.kernel_info(doc)
+    if args.format == "py:percent":
+        text, unfaithful = notebook_text.to_text(doc)
+        note = (
+            f"\n# [cells {', '.join(unfaithful)} contain '# %%' lines: edit them with update_cell, not as text]"
+            if unfaithful
+            else ""
+        )
+        return ToolResult(text + note, {"path": path, "kernel": kernel, "language": language, "text": text})
     cells = []
     for i in range(len(doc.ycells)):
         cell = nb.summary(doc, i)
@@ -213,4 +229,28 @@ def _size(size: Any) -> str:
     return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB" if size < 1024**2 else f"{size / 1024**2:.1f} MB"
 
 
-TOOLS = [list_notebooks, create_notebook, get_notebook, search_notebook]
+class WriteNotebookText(Args):
+    path: str
+    text: str
+    format: str = "py:percent"
+
+
+@tool("write_notebook_text", WriteNotebookText, obj(path="string", cell_ids=arr("string")), action="write")
+async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> ToolResult:
+    """Create or rewrite a notebook from a percent script; cells keep outputs while their id and text do."""
+    notebook_text.check_format(args.format)
+    contents = ctx.services.contents
+    path = await api_path(args.path, contents)
+    if path.endswith(".ipynb") and not await ensure_async(contents.file_exists(path)):
+        notebook_text.check(args.text, max_source_chars=ctx.services.limits.max_source_chars)
+        await create_notebook.run(ctx, CreateNotebook(path=path))
+    path, doc = await ctx.services.documents.open(path)
+    done = notebook_text.apply_text(doc, args.text, max_source_chars=ctx.services.limits.max_source_chars)
+    summary = f"{done.inserted} inserted, {done.updated} updated, {done.moved} moved, {done.deleted} deleted"
+    return ToolResult(
+        f"Wrote {path} ({len(done.cell_ids)} cells: {summary}): {', '.join(done.cell_ids)}",
+        {"path": path, "cell_ids": done.cell_ids},
+    )
+
+
+TOOLS = [list_notebooks, create_notebook, get_notebook, search_notebook, write_notebook_text]
