@@ -12,13 +12,29 @@ from typing import Any
 
 from .limits import Limits
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]")
+# CSI sequences (colours, cursor moves), OSC sequences ended by BEL or ST (titles, hyperlinks), the rest.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json", "text/html")
 
 
 def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
+
+
+def as_displayed(text: str) -> str:
+    """Stream text as a notebook shows it: no terminal codes, and a line redrawn with carriage
+    returns (a progress bar) only in its last state."""
+    text = strip_ansi(text)
+    if "\r" not in text:
+        return text
+    lines = []
+    for line in re.sub(r"\r+\n", "\n", text).split("\n"):
+        shown = ""
+        for part in line.split("\r"):
+            shown = part + shown[len(part) :]  # a carriage return overwrites from the line's start
+        lines.append(shown)
+    return "\n".join(lines)
 
 
 def as_text(value: Any) -> str:
@@ -77,23 +93,37 @@ class Budget:
         return max(0, self.limits.max_result_bytes - self.used)
 
     def take_text(self, text: str) -> str:
-        """Bound one output's text by the per-output and the per-result limits."""
-        limit = min(self.limits.max_output_chars, self.left)
-        if len(text) > limit:
-            cut = len(text) - limit
-            self.chars_cut += cut
-            head = limit // 3
-            marker = f"\n[… {cut:,} characters cut …]\n"
-            text = text[:head] + marker + text[len(text) - (limit - head) :] if limit > 0 else marker.strip()
-        self.used += len(text.encode())
-        return text
+        """Bound one output's text by the per-output characters and the bytes left in the result.
+
+        The middle goes (a traceback's or log's end matters most, so a third of what is kept is
+        the head), and a marker says how many characters went; the marker counts against the bytes.
+        """
+        keep = min(len(text), self.limits.max_output_chars)
+        shown = text
+        while keep > 0:
+            cut = len(text) - keep
+            head = keep // 3
+            marker = f"\n[… {cut:,} characters cut …]\n" if cut else ""
+            shown = text[:head] + marker + text[len(text) - (keep - head) :]
+            size = len(shown.encode())
+            if size <= self.left:
+                break
+            # Drop the excess at this text's bytes per character (at least one each round).
+            keep -= max(1, int((size - self.left) * len(shown) / size))
+        if keep <= 0 and text:
+            shown = f"[… {len(text):,} characters cut …]"
+        self.chars_cut += len(text) - max(keep, 0)
+        self.used += len(shown.encode())
+        return shown
 
     def take_text_whole(self, text: str) -> str:
         """Bound a cell source by the per-result limit only: a source is what the agent edits."""
-        if len(text) > self.left:
-            cut = len(text) - self.left
+        if len(text.encode()) > self.left:
+            # The whole characters that fit in the bytes left.
+            kept = text.encode()[: self.left].decode(errors="ignore")
+            cut = len(text) - len(kept)
             self.chars_cut += cut
-            text = text[: self.left] + f"\n[… {cut:,} characters of source cut: read this cell alone …]"
+            text = kept + f"\n[… {cut:,} characters of source cut: read this cell alone …]"
         self.used += len(text.encode())
         return text
 
@@ -114,7 +144,10 @@ class Budget:
         if self.outputs_omitted:
             notes.append(f"{self.outputs_omitted} outputs omitted (result size limit)")
         if self.images_omitted:
-            notes.append(f"{self.images_omitted} images omitted (limit {self.limits.max_images} per result)")
+            notes.append(
+                f"{self.images_omitted} images omitted (at most {self.limits.max_images} images and "
+                f"{self.limits.max_result_bytes:,} bytes per result)"
+            )
         return notes
 
     def truncation(self) -> dict[str, int]:
@@ -136,12 +169,17 @@ def render(output: dict[str, Any], budget: Budget) -> tuple[str, dict[str, Any]]
         budget.outputs_omitted += 1
         return "[output omitted: result size limit reached]", {"type": kind, "omitted": True}
     if kind == "stream":
-        text = budget.take_text(strip_ansi(as_text(output.get("text"))))
+        text = budget.take_text(as_displayed(as_text(output.get("text"))))
         return text, {"type": "stream", "name": output.get("name"), "text": text}
     if kind == "error":
         trace = budget.take_text(strip_ansi("\n".join(as_text(t) for t in output.get("traceback") or [])))
         ename, evalue = output.get("ename", ""), strip_ansi(as_text(output.get("evalue")))
-        return trace or f"{ename}: {evalue}", {"type": "error", "ename": ename, "evalue": evalue, "traceback": trace}
+        return trace or f"{ename}: {evalue}", {
+            "type": "error",
+            "ename": ename,
+            "evalue": evalue,
+            "traceback": trace,
+        }
     data = output.get("data") or {}
     shaped: dict[str, Any] = {"type": kind, "mime": list(data)}
     parts = []
