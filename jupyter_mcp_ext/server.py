@@ -20,6 +20,8 @@ from pydantic import ValidationError
 from ._version import __version__
 from .errors import ToolError
 from .handler import JUPYTER_HANDLER_KEY
+from .prompts import NotebookPrompts
+from .resources import NotebookResources
 from .services import Services
 from .toolkit import ToolContext, ToolSpec
 
@@ -36,6 +38,8 @@ Tools for the notebooks of a live Jupyter server, shared with people who may hav
 
 def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
     by_name = {t.name: t for t in tools}
+    resources = NotebookResources(services)
+    prompts = NotebookPrompts(services)
     listing = types.ListToolsResult(tools=[t.definition() for t in tools])
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -76,6 +80,14 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_set_logging_level=set_logging_level,
+            on_list_resources=resources.list_resources,
+            on_list_resource_templates=resources.list_templates,
+            on_read_resource=resources.read,
+            on_subscribe_resource=resources.subscribe,
+            on_unsubscribe_resource=resources.unsubscribe,
+            on_subscriptions_listen=resources.listen,
+            on_list_prompts=prompts.list_prompts,
+            on_get_prompt=prompts.get_prompt,
         )
 
 
