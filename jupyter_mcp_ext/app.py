@@ -81,7 +81,9 @@ class MCPExtensionApp(ExtensionApp):
         documents = DocumentService(
             serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
         )
-        kernels = KernelService(serverapp, idle_timeout=self.kernel_idle_timeout)
+        kernels = KernelService(
+            serverapp, idle_timeout=self.kernel_idle_timeout, keep_chars=self.max_document_output_bytes
+        )
         self.services = Services(
             documents=documents,
             contents=serverapp.contents_manager,

@@ -129,8 +129,8 @@ class ExecutionService:
                             if later.status == "queued":
                                 later.status = "skipped"
                         break
-                    self.kernels.touch(run.kernel_id)
         finally:
+            self.kernels.touch(run.kernel_id)
             for cell in run.cells:
                 if cell.status in ("queued", "running"):
                     cell.status = "skipped" if cell.status == "queued" else "died"

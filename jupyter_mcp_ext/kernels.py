@@ -21,6 +21,7 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 
 from .errors import ToolError
+from .messages import content_of
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +54,13 @@ class KernelLink:
 
 
 class KernelService:
-    def __init__(self, serverapp: Any, *, idle_timeout: float):
+    def __init__(self, serverapp: Any, *, idle_timeout: float, keep_chars: int):
         self.sessions = serverapp.session_manager
         self.kernels = serverapp.kernel_manager
         self.kernelspecs = serverapp.kernel_spec_manager
         self.contents = serverapp.contents_manager
         self.idle_timeout = idle_timeout
+        self.keep_chars = keep_chars  # of one stream message: more could not be kept anyway
         self._links: dict[str, KernelLink] = {}
         self._binding = defaultdict[str, asyncio.Lock](asyncio.Lock)
         self._started_here: dict[str, float] = {}  # kernel id -> last use, for kernels we started
@@ -123,10 +125,11 @@ class KernelService:
         except Exception as err:
             client.stop_channels()
             raise ToolError(f"The kernel did not answer: {err}. Try restart_kernel.") from err
+        self.touch(kernel_id)  # a slow start is not idleness
         link = self._links.setdefault(kernel_id, KernelLink(kernel_id, client))
         if link.client is client:
             link.readers = [
-                asyncio.create_task(self._read(link, "iopub", client.get_iopub_msg)),
+                asyncio.create_task(self._read(link, "iopub", lambda: self._recv_iopub(client))),
                 asyncio.create_task(self._read(link, "shell", client.get_shell_msg)),
             ]
             with contextlib.suppress(Exception):
@@ -139,6 +142,14 @@ class KernelService:
         else:
             client.stop_channels()
         return link
+
+    async def _recv_iopub(self, client: Any) -> dict[str, Any]:
+        """An iopub message; a huge stream output is decoded only as far as it can be kept."""
+        frames = await client.iopub_channel.socket.recv_multipart(copy=False)
+        _, parts = client.session.feed_identities(frames, copy=False)
+        msg = client.session.deserialize(parts, content=False, copy=False)
+        msg["content"] = content_of(msg["header"]["msg_type"], msg["content"], self.keep_chars)
+        return msg
 
     async def _read(self, link: KernelLink, channel: str, get: Callable[..., Any]) -> None:
         while True:

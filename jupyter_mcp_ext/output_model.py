@@ -77,7 +77,10 @@ class OutputModel:
         if self._clear_on_next:
             ops += self._clear()
         if msg_type == "stream":
-            return ops + self._stream(content.get("name", "stdout"), content.get("text", ""))
+            ops += self._stream(content.get("name", "stdout"), content.get("text", ""))
+            if content.get("omitted"):  # cut before it reached us (see messages.py)
+                ops += self._note_cut(content["omitted"])
+            return ops
         output = _output(msg_type, content)
         size = _size(output)
         if not self._fits(size):
@@ -101,7 +104,9 @@ class OutputModel:
         if not text:
             return []
         if not self._fits(len(text)):
-            return self._note_cut(len(text))
+            room = 0 if self.dropped_bytes else max(0, self.max_bytes - self.kept_bytes)
+            kept = self._stream(name, text[:room]) if room else []
+            return kept + self._note_cut(len(text) - room)
         self.kept_bytes += len(text)
         last = len(self.outputs) - 1
         if last >= 0 and last in self._streams and self.outputs[last].get("name") == name:
