@@ -42,13 +42,19 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
     prompts = NotebookPrompts(services)
     listing = types.ListToolsResult(tools=[t.definition() for t in tools])
 
-    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return listing
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         spec = by_name.get(params.name)
         if spec is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool '{params.name}'; tools/list names them.")
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=f"Unknown tool '{params.name}'; tools/list names them."
+            )
         handler = _handler_of(ctx)
         try:
             args = spec.args.model_validate(params.arguments or {})
@@ -60,12 +66,18 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             return _error(str(err))
         except Exception:
             log.exception("Tool %s failed", spec.name)
-            return _error(f"{spec.name} failed on the server (see the Jupyter server log). Nothing was changed by it.")
+            return _error(
+                f"{spec.name} failed on the server (see the Jupyter server log). Nothing was changed by it."
+            )
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
-        content += [types.ImageContent(type="image", data=data, mime_type=mime) for mime, data in result.images]
+        content += [
+            types.ImageContent(type="image", data=data, mime_type=mime) for mime, data in result.images
+        ]
         return types.CallToolResult(content=content, structured_content=result.data)
 
-    async def set_logging_level(ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+    async def set_logging_level(
+        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
         return types.EmptyResult()
 
     with warnings.catch_warnings():
@@ -76,7 +88,9 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             version=__version__,
             title="Jupyter",
             instructions=INSTRUCTIONS,
-            get_tool_input_schema=lambda name: by_name[name].definition().input_schema if name in by_name else None,
+            get_tool_input_schema=lambda name: (
+                by_name[name].definition().input_schema if name in by_name else None
+            ),
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_set_logging_level=set_logging_level,
@@ -98,16 +112,16 @@ def _handler_of(ctx: ServerRequestContext[Any]) -> Any:
 
 
 async def _authorize(handler: Any, spec: ToolSpec) -> None:
-    """Ask Jupyter's authorizer, as Jupyter's own REST handlers do, for this tool's resource and action."""
+    """Ask Jupyter's authorizer, as Jupyter's own REST handlers do, for what this tool touches."""
     if handler is None:
         raise ToolError("This call carries no Jupyter identity and was refused.")
     user = handler.current_user
-    allowed = await ensure_async(handler.authorizer.is_authorized(handler, user, spec.action, spec.resource))
-    if not allowed:
-        raise ToolError(
-            f"Not permitted: user '{user.username}' may not {spec.action} {spec.resource} on this server, "
-            f"so {spec.name} was refused. Ask the server's administrator for that permission."
-        )
+    for resource, action in spec.permissions:
+        if not await ensure_async(handler.authorizer.is_authorized(handler, user, action, resource)):
+            raise ToolError(
+                f"Not permitted: user '{user.username}' may not {action} {resource} on this server, "
+                f"so {spec.name} was refused. Ask the server's administrator for that permission."
+            )
 
 
 def _explain(err: ValidationError) -> str:
@@ -121,4 +135,3 @@ def _explain(err: ValidationError) -> str:
 
 def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
-

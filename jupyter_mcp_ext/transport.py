@@ -62,7 +62,7 @@ class MCPTransport:
         self._stopping.set()
         try:
             await asyncio.wait_for(self._task, timeout=5)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError):
             self._task.cancel()
         except Exception:
             log.exception("MCP transport stopped with an error")
@@ -100,7 +100,9 @@ class _Exchange:
             "raw_path": request.path.encode("latin-1"),
             "query_string": request.query.encode("latin-1"),
             "root_path": "",
-            "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.get_all()],
+            "headers": [
+                (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.get_all()
+            ],
             "client": (request.remote_ip, 0),
             "server": (host, int(port) if port.isdigit() else None),
             "state": {},

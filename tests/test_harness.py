@@ -9,7 +9,8 @@ from typing import Any
 import anyio
 import nbformat
 import pytest
-from yclient import PeerDisconnected, YPeer
+
+from .yclient import PeerDisconnected, YPeer
 
 
 async def _wait_on_disk(file: Path, sources: list[str], timeout: float = 10.0) -> None:
