@@ -113,8 +113,8 @@ def obj(**props: Any) -> dict[str, Any]:
 
 
 def arr(items: Any) -> dict[str, Any]:
-    """An array schema; items stay shallow (``arr("object")``): the tool's text says what is in them."""
-    return {"type": "array", "items": _prop(items)}
+    """An array schema; items of objects stay unspecified: the tool's text says what is in them."""
+    return {"type": "array"} if items == "object" else {"type": "array", "items": _prop(items)}
 
 
 def _prop(value: Any) -> dict[str, Any]:
@@ -148,7 +148,9 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
             if out.get("default", 0) is None:
                 del out["default"]
             out = {**rest[0], **out} if len(rest) == 1 else {"anyOf": rest, **out}
-        if out.get("additionalProperties") is False and "properties" in out:
+        if out.get("additionalProperties") is True or (
+            out.get("additionalProperties") is False and "properties" in out
+        ):
             del out["additionalProperties"]
         return out
 

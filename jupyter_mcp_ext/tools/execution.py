@@ -40,7 +40,7 @@ class ExecuteCells(Args):
 )
 async def execute_cells(ctx: ToolContext, args: ExecuteCells) -> ToolResult:
     """Run cells (by id, or all=true) in order in the notebook's kernel; outputs stream live into the
-    notebook. Cancelling the call interrupts the kernel only if interrupt_on_cancel."""
+    notebook. Cancelling interrupts only if interrupt_on_cancel."""
     if not args.cell_ids and not args.all:
         raise ToolError("Say which cells: cell_ids=[...] or all=true.")
     path, doc = await ctx.services.documents.open(args.path)
@@ -71,7 +71,8 @@ class InsertAndExecute(Args):
     also=(("contents", "write"),),
 )
 async def insert_and_execute(ctx: ToolContext, args: InsertAndExecute) -> ToolResult:
-    """Insert a code cell (default: at the end) and run it; returns its id and outputs."""
+    """Insert a code cell (default: at the end) and run it; returns its id and outputs. Cancelling
+    interrupts only if interrupt_on_cancel."""
     nb.check_source_size(args.source, ctx.services.limits.max_source_chars)
     path, doc = await ctx.services.documents.open(args.path)
     at = nb.position(doc, before=args.before, after=args.after, index=args.index)
@@ -92,7 +93,8 @@ class ExecuteCode(Args):
 
 @tool("execute_code", ExecuteCode, RUN_RESULT, resource="kernels", action="execute")
 async def execute_code(ctx: ToolContext, args: ExecuteCode) -> ToolResult:
-    """Run code in the notebook's kernel without adding a cell (scratch: nothing is saved)."""
+    """Run code in the notebook's kernel without adding a cell (scratch: nothing is saved).
+    Cancelling interrupts only if interrupt_on_cancel."""
     path, doc = await ctx.services.documents.open(args.path)
     run = await _start(ctx, path, doc, [(None, args.code)], True)
     return await _finish(ctx, run, args.timeout, args.interrupt_on_cancel)
