@@ -248,3 +248,23 @@ async def test_kernel_choice_and_bad_requests(server_url, jp_auth_header, make_n
         missing,
         lambda nb: nb["metadata"]["kernelspec"]["name"] == "python3" and nb["cells"][0]["outputs"],
     )
+
+
+async def test_progress_displays_update_in_place_for_the_person_watching(
+    server_url, jp_auth_header, make_notebook
+):
+    code = (
+        "from IPython.display import display, clear_output\nimport time\n"
+        "bar = display('0%', display_id=True)\n"
+        "for p in (50, 100):\n    time.sleep(0.2)\n    bar.update(f'{p}%')\n"
+        "for i in range(3):\n    clear_output(wait=True)\n    print('frame', i, flush=True)\n    time.sleep(0.1)"
+    )
+    path = make_notebook("frames.ipynb")
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        result = await ok(agent, "insert_and_execute", path=path, source=code)
+        assert [o.get("text") for o in result["cells"][0]["outputs"]] == ["frame 2\n"]
+        cell = next(c for c in person.notebook.ycells if c["id"] == result["cell_id"])
+        await person.wait_for(lambda nb: [str(o.get("text")) for o in cell["outputs"]] == ["frame 2\n"])
