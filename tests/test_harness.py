@@ -83,7 +83,8 @@ async def test_server_side_document_and_peer_share_edits(
 
         with ynb.ydoc.transaction():
             ynb.set_cell(0, source="first, edited on the server")
-            ynb.ycells.append(ynb.create_ycell({"cell_type": "code", "source": "third"}))
+            # A full nbformat cell: create_ycell adds no execution_count/outputs by itself.
+            ynb.ycells.append(ynb.create_ycell(nbformat.v4.new_code_cell("third")))
         await peer.wait_for(lambda nb: nb.cell_number == 3)
         assert peer.sources() == [
             "first, edited on the server",
@@ -91,6 +92,20 @@ async def test_server_side_document_and_peer_share_edits(
             "third",
         ]
         await _wait_on_disk(jp_root_dir / path, peer.sources())
+
+
+async def test_peer_joins_a_room_created_server_side(
+    server_url: str, jp_auth_header: dict[str, str], make_notebook: Any, ydoc_extension: Any
+) -> None:
+    """What an agent does when no browser has the notebook open yet."""
+    path = make_notebook("agent.ipynb", cells=["one"])
+    ynb = await ydoc_extension.get_document(
+        path=path, content_type="notebook", file_format="json", copy=False, create=True
+    )
+    with ynb.ydoc.transaction():
+        ynb.set_cell(0, source="one, before any browser")
+    async with YPeer(server_url, jp_auth_header, path) as peer:
+        assert peer.sources() == ["one, before any browser"]
 
 
 async def test_missing_file_closes_the_room(server_url: str, jp_auth_header: dict[str, str]) -> None:
