@@ -21,7 +21,7 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 
 from .errors import ToolError
-from .messages import content_of
+from . import messages
 
 log = logging.getLogger(__name__)
 
@@ -146,10 +146,7 @@ class KernelService:
     async def _recv_iopub(self, client: Any) -> dict[str, Any]:
         """An iopub message; a huge stream output is decoded only as far as it can be kept."""
         frames = await client.iopub_channel.socket.recv_multipart(copy=False)
-        _, parts = client.session.feed_identities(frames, copy=False)
-        msg = client.session.deserialize(parts, content=False, copy=False)
-        msg["content"] = content_of(msg["header"]["msg_type"], msg["content"], self.keep_chars)
-        return msg
+        return messages.read(client.session, frames, self.keep_chars)
 
     async def _read(self, link: KernelLink, channel: str, get: Callable[..., Any]) -> None:
         while True:

@@ -8,9 +8,32 @@ few MB anyway. Here a large stream message keeps only the head it can use, decod
 from __future__ import annotations
 
 import json
+from hmac import compare_digest
 from typing import Any
 
 LARGE = 1_000_000  # content frames above this size are decoded frugally
+
+
+def read(session: Any, frames: list[Any], keep_chars: int) -> dict[str, Any]:
+    """A message from zero-copy frames, as ``Session.deserialize`` would give it, minus the copy.
+
+    ``deserialize(copy=False)`` still copies the content frame to bytes; for a 100 MB output that is
+    100 MB more. The signature is checked over the frames as they are.
+    """
+    _, parts = session.feed_identities(frames, copy=False)
+    signature, header, parent, metadata = (bytes(p.bytes) for p in parts[:4])
+    content = parts[4].buffer
+    if session.auth is not None and not compare_digest(signature, session.sign([header, parent, metadata, content])):
+        raise ValueError("Invalid signature on a kernel message")
+    head = session.unpack(header)
+    return {
+        "header": head,
+        "msg_id": head.get("msg_id"),
+        "msg_type": head.get("msg_type"),
+        "parent_header": session.unpack(parent),
+        "metadata": session.unpack(metadata),
+        "content": content_of(head.get("msg_type", ""), content, keep_chars),
+    }
 
 
 def content_of(msg_type: str, frame: Any, keep_chars: int) -> dict[str, Any]:
