@@ -37,7 +37,9 @@ def find(doc: YNotebook, cell_id: str, *, cell_ids: list[str] | None = None) -> 
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
-            raise ToolError(f"Cell id '{cell_id}' is ambiguous ({len(matches)} cells start with it); give the full id.")
+            raise ToolError(
+                f"Cell id '{cell_id}' is ambiguous ({len(matches)} cells start with it); give the full id."
+            )
     raise ToolError(
         f"No cell with id '{cell_id}' in this notebook. Cell ids come from get_notebook; "
         "call it again if the notebook may have changed."
@@ -62,7 +64,9 @@ def position(doc: YNotebook, *, before: str | None, after: str | None, index: in
     if index is None:
         return count
     if not -count - 1 <= index <= count:
-        raise ToolError(f"Index {index} is out of range: this notebook has {count} cells (0..{count}, or -1 for the end).")
+        raise ToolError(
+            f"Index {index} is out of range: this notebook has {count} cells (0..{count}, or -1 for the end)."
+        )
     return index if index >= 0 else count + 1 + index
 
 
@@ -147,7 +151,9 @@ def replace_once(doc: YNotebook, i: int, old: str, new: str) -> str:
     text: Text = doc.ycells[i]["source"]
     current = str(text)
     if not old:
-        raise ToolError("old_string is empty; give the exact text to replace, or pass 'source' to replace it all.")
+        raise ToolError(
+            "old_string is empty; give the exact text to replace, or pass 'source' to replace it all."
+        )
     count = current.count(old)
     if count == 0:
         raise ToolError(
@@ -155,7 +161,9 @@ def replace_once(doc: YNotebook, i: int, old: str, new: str) -> str:
             "read_cells shows its current source; copy the text exactly, including whitespace."
         )
     if count > 1:
-        raise ToolError(f"old_string occurs {count} times in the cell; include more surrounding text so it is unique.")
+        raise ToolError(
+            f"old_string occurs {count} times in the cell; include more surrounding text so it is unique."
+        )
     start = current.index(old)
     updated = current[:start] + new + current[start + len(old) :]
     with doc.ydoc.transaction():

@@ -102,7 +102,13 @@ class UpdateCell(Args):
     metadata: dict[str, Any] | None = Field(None, description="keys to set; null removes a key")
 
 
-@tool("update_cell", UpdateCell, obj(id="string", index="integer", type="string", source="string"), action="write", destructive=True)
+@tool(
+    "update_cell",
+    UpdateCell,
+    obj(id="string", index="integer", type="string", source="string"),
+    action="write",
+    destructive=True,
+)
 async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
     """Change a cell: its whole source, or one exact unique old_string -> new_string (preferred: small
     edits keep a person's concurrent typing), and/or its cell_type and metadata."""
@@ -143,7 +149,13 @@ class DeleteCells(Args):
     cell_ids: list[str] = Field(min_length=1)
 
 
-@tool("delete_cells", DeleteCells, obj(deleted=arr("string"), cells_left="integer"), action="write", destructive=True)
+@tool(
+    "delete_cells",
+    DeleteCells,
+    obj(deleted=arr("string"), cells_left="integer"),
+    action="write",
+    destructive=True,
+)
 async def delete_cells(ctx: ToolContext, args: DeleteCells) -> ToolResult:
     """Delete cells by id. Every id is checked first: if one is unknown, nothing is deleted."""
     path, doc = await ctx.services.documents.open(args.path)
@@ -151,7 +163,9 @@ async def delete_cells(ctx: ToolContext, args: DeleteCells) -> ToolResult:
     deleted = [nb.ids(doc)[i] for i in sorted(set(indices))]
     nb.delete(doc, indices)
     left = len(doc.ycells)
-    return ToolResult(f"Deleted {len(deleted)} cells from {path}; {left} left.", {"deleted": deleted, "cells_left": left})
+    return ToolResult(
+        f"Deleted {len(deleted)} cells from {path}; {left} left.", {"deleted": deleted, "cells_left": left}
+    )
 
 
 class MoveCell(Args):
@@ -176,7 +190,9 @@ async def move_cell(ctx: ToolContext, args: MoveCell) -> ToolResult:
         dest += 1  # an index names the final position, counted after the move
     new_index = nb.move(doc, src, dest)
     cell_id = nb.ids(doc)[new_index]
-    return ToolResult(f"Moved cell {cell_id} to index {new_index} in {path}.", {"id": cell_id, "index": new_index})
+    return ToolResult(
+        f"Moved cell {cell_id} to index {new_index} in {path}.", {"id": cell_id, "index": new_index}
+    )
 
 
 class ClearOutputs(Args):

@@ -37,7 +37,9 @@ async def list_notebooks(ctx: ToolContext, args: ListNotebooks) -> ToolResult:
     JupyterLab tab has it open, and its kernel session if any."""
     services = ctx.services
     folder = await api_path(args.path, services.contents)
-    kernels = {s["path"]: s.get("kernel") or {} for s in await ensure_async(services.sessions.list_sessions())}
+    kernels = {
+        s["path"]: s.get("kernel") or {} for s in await ensure_async(services.sessions.list_sessions())
+    }
     found: list[dict[str, Any]] = []
     pending, truncated = [folder], False
     while pending and not truncated:
@@ -64,7 +66,9 @@ async def list_notebooks(ctx: ToolContext, args: ListNotebooks) -> ToolResult:
                         "size": entry.get("size"),
                         "modified": _iso(entry.get("last_modified")),
                         "open": services.documents.is_open_in_tab(entry["path"]),
-                        "kernel": {k: kernel.get(k) for k in ("id", "name", "execution_state")} if kernel else None,
+                        "kernel": {k: kernel.get(k) for k in ("id", "name", "execution_state")}
+                        if kernel
+                        else None,
                     }
                 )
     found.sort(key=lambda n: n["path"])
@@ -74,8 +78,12 @@ async def list_notebooks(ctx: ToolContext, args: ListNotebooks) -> ToolResult:
         + (f"  kernel {n['kernel']['name']} ({n['kernel']['execution_state']})" if n["kernel"] else "")
         for n in found
     ]
-    head = f"{len(found)} notebooks under '{folder or '/'}'" + (f" (first {MAX_LISTED} shown)" if truncated else "")
-    return ToolResult("\n".join([head + ":", *lines]) if lines else head + ".", {"notebooks": found, "truncated": truncated})
+    head = f"{len(found)} notebooks under '{folder or '/'}'" + (
+        f" (first {MAX_LISTED} shown)" if truncated else ""
+    )
+    return ToolResult(
+        "\n".join([head + ":", *lines]) if lines else head + ".", {"notebooks": found, "truncated": truncated}
+    )
 
 
 class CreateNotebook(Args):
@@ -92,11 +100,17 @@ async def create_notebook(ctx: ToolContext, args: CreateNotebook) -> ToolResult:
     path = await api_path(args.path, services.contents)
     if not path.endswith(".ipynb"):
         raise ToolError(f"'{args.path}' must end in .ipynb.")
-    if await ensure_async(services.contents.file_exists(path)) or await ensure_async(services.contents.dir_exists(path)):
-        raise ToolError(f"'{path}' already exists; choose another name, or edit it with insert_cells/update_cell.")
+    if await ensure_async(services.contents.file_exists(path)) or await ensure_async(
+        services.contents.dir_exists(path)
+    ):
+        raise ToolError(
+            f"'{path}' already exists; choose another name, or edit it with insert_cells/update_cell."
+        )
     check_new_cells(args.cells, services.limits)
     kernelspec = await _kernelspec(ctx, args.kernel_name)
-    notebook = nbformat.v4.new_notebook(metadata={"kernelspec": kernelspec, "language_info": {"name": kernelspec["language"]}})
+    notebook = nbformat.v4.new_notebook(
+        metadata={"kernelspec": kernelspec, "language_info": {"name": kernelspec["language"]}}
+    )
     taken: set[str] = set()
     for spec in args.cells:
         cell = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}.get(
@@ -107,7 +121,9 @@ async def create_notebook(ctx: ToolContext, args: CreateNotebook) -> ToolResult:
         notebook.cells.append(cell)
     await _make_parents(services.contents, path)
     try:
-        await ensure_async(services.contents.save({"type": "notebook", "format": "json", "content": notebook}, path))
+        await ensure_async(
+            services.contents.save({"type": "notebook", "format": "json", "content": notebook}, path)
+        )
     except HTTPError as err:
         raise ToolError(f"Could not create '{path}': {err.log_message or err.reason}.") from err
     ids = [c["id"] for c in notebook.cells]
@@ -122,13 +138,17 @@ class GetNotebook(Args):
     format: Literal["outline", "py:percent"] = "outline"
 
 
-@tool("get_notebook", GetNotebook, obj(
+@tool(
+    "get_notebook",
+    GetNotebook,
+    obj(
         path="string",
         kernel=["string", "null"],
         language=["string", "null"],
         cells=arr("object"),
         text="string",
-    ))
+    ),
+)
 async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     """Outline of a notebook: kernel, language, and per cell its id, index, type, execution count,
     first line, line count and outputs summary. Start here; use ids from it in other tools.
@@ -150,7 +170,9 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
         cells.append(cell)
     lines = [f"{path} · kernel {kernel or '?'} ({language or '?'}) · {len(cells)} cells"]
     lines += [_outline_line(c) for c in cells]
-    return ToolResult("\n".join(lines), {"path": path, "kernel": kernel, "language": language, "cells": cells})
+    return ToolResult(
+        "\n".join(lines), {"path": path, "kernel": kernel, "language": language, "cells": cells}
+    )
 
 
 def _outline_line(c: dict[str, Any]) -> str:
@@ -181,7 +203,9 @@ async def search_notebook(ctx: ToolContext, args: SearchNotebook) -> ToolResult:
     try:
         matcher = re.compile(args.pattern if args.regex else re.escape(args.pattern), flags)
     except re.error as err:
-        raise ToolError(f"Invalid regular expression: {err}. Pass regex=false to search for the text as is.") from err
+        raise ToolError(
+            f"Invalid regular expression: {err}. Pass regex=false to search for the text as is."
+        ) from err
     path, doc = await ctx.services.documents.open(args.path)
     matches, truncated = [], False
     for i, cell_id in enumerate(nb.ids(doc)):
@@ -203,9 +227,15 @@ async def _kernelspec(ctx: ToolContext, name: str | None) -> dict[str, str]:
     specs = await ensure_async(manager.get_all_specs())
     chosen = name or ctx.services.default_kernel
     if chosen not in specs:
-        raise ToolError(f"No kernel named '{chosen}' on this server. Installed: {', '.join(sorted(specs)) or 'none'}.")
+        raise ToolError(
+            f"No kernel named '{chosen}' on this server. Installed: {', '.join(sorted(specs)) or 'none'}."
+        )
     spec = specs[chosen]["spec"]
-    return {"name": chosen, "display_name": spec.get("display_name", chosen), "language": spec.get("language", "")}
+    return {
+        "name": chosen,
+        "display_name": spec.get("display_name", chosen),
+        "language": spec.get("language", ""),
+    }
 
 
 async def _make_parents(contents: Any, path: str) -> None:
@@ -216,7 +246,9 @@ async def _make_parents(contents: Any, path: str) -> None:
             try:
                 await ensure_async(contents.save({"type": "directory"}, folder))
             except HTTPError as err:
-                raise ToolError(f"Could not create folder '{folder}': {err.log_message or err.reason}.") from err
+                raise ToolError(
+                    f"Could not create folder '{folder}': {err.log_message or err.reason}."
+                ) from err
 
 
 def _iso(value: Any) -> str:
@@ -226,7 +258,13 @@ def _iso(value: Any) -> str:
 def _size(size: Any) -> str:
     if not isinstance(size, int):
         return "?"
-    return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB" if size < 1024**2 else f"{size / 1024**2:.1f} MB"
+    return (
+        f"{size} B"
+        if size < 1024
+        else f"{size / 1024:.1f} KB"
+        if size < 1024**2
+        else f"{size / 1024**2:.1f} MB"
+    )
 
 
 class WriteNotebookText(Args):
