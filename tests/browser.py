@@ -1,0 +1,126 @@
+"""A person in JupyterLab: Debian's Chromium, headless, driven by Playwright's async API.
+
+Playwright never downloads a browser here: it starts the system ``/usr/bin/chromium``. The flags
+keep Chromium off the network (this machine's network is closed; without them Chromium keeps
+trying Google's hosts) and let it run as root in a container.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from playwright.async_api import Locator, Page, async_playwright, expect
+from traitlets.config import Config
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+
+# JupyterLab's front-end extensions installed beside this Python (jupyter-collaboration's among
+# them). pytest-jupyter points Jupyter's data path into a tmp dir, so the server is told of these.
+LABEXTENSIONS = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
+
+# Loading JupyterLab (its whole bundle, on two cores, with the server on the test's own event loop)
+# takes about 10 s; every later DOM condition gets the same generous bound.
+TIMEOUT_MS = 30_000
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+def lab_config(settings_dir: Path) -> Config:
+    """Server config that serves JupyterLab with the installed front-end extensions, offline.
+
+    ``settings_dir`` receives JupyterLab's settings overrides: no news prompt (a toast over the
+    notebook) and no build check or extension manager reaching out to the network.
+    """
+    settings_dir.mkdir(parents=True, exist_ok=True)
+    overrides = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
+    (settings_dir / "overrides.json").write_text(json.dumps(overrides), encoding="utf-8")
+    return Config(
+        {
+            "LabApp": {
+                "extra_labextensions_path": [str(LABEXTENSIONS)],
+                "app_settings_dir": str(settings_dir),
+                "news_url": None,
+                "extension_manager": "readonly",
+            },
+            "ServerApp": {
+                "tornado_settings": {"page_config_data": {"buildCheck": False, "buildAvailable": False}}
+            },
+        }
+    )
+
+
+@dataclass
+class LabTab:
+    """A JupyterLab tab with one notebook open, and what its console said."""
+
+    page: Page
+    console: list[str] = field(default_factory=list)
+
+    @property
+    def cells(self) -> Locator:
+        return self.page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+
+    def cell(self, index: int) -> Locator:
+        return self.cells.nth(index)
+
+    def lines(self, index: int) -> Locator:
+        """The lines CodeMirror shows of a cell's source, one ``.cm-line`` each."""
+        return self.cell(index).locator(".jp-InputArea-editor .cm-content .cm-line")
+
+    def heading(self, index: int, name: str) -> Locator:
+        """A heading of a rendered Markdown cell, by its exact text (not the ``¶`` anchor)."""
+        return self.cell(index).locator(".jp-RenderedMarkdown").get_by_role("heading", name=name, exact=True)
+
+    def prompt(self, index: int) -> Locator:
+        """``[ ]:``, ``[*]:`` while running, ``[n]:`` after."""
+        return self.cell(index).locator(".jp-InputPrompt")
+
+    def outputs(self, index: int) -> Locator:
+        return self.cell(index).locator(".jp-OutputArea")
+
+    @property
+    def kernel_status(self) -> Locator:
+        """The notebook toolbar's kernel indicator; ``data-status`` is ``idle`` once connected."""
+        return self.page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator")
+
+
+@asynccontextmanager
+async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTab]:
+    """Open ``path`` in JupyterLab as a person would (the URL with the token), in a fresh browser.
+
+    Yields once the notebook's first cell is on screen; closes the browser on the way out. On a
+    failure the page's console is printed, so pytest shows it with the error.
+    """
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        tab = None
+        try:
+            context = await browser.new_context(viewport={"width": 1280, "height": 860})
+            page = await context.new_page()
+            tab = LabTab(page)
+            page.on("console", lambda m: tab.console.append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: tab.console.append(f"pageerror: {e}"))
+            await page.goto(f"{server_url}lab/tree/{quote(path)}?token={token}")
+            await tab.cell(0).wait_for()
+            yield tab
+        except BaseException:
+            if tab is not None:
+                print("JupyterLab console:", *tab.console, sep="\n  ")
+            raise
+        finally:
+            await browser.close()

@@ -1,0 +1,144 @@
+"""What a person sees in JupyterLab while an agent works: a real JupyterLab in headless Chromium,
+the agent an MCP client over HTTP, both on the same notebook."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import pytest
+from playwright.async_api import expect
+from traitlets.config import Config
+
+from .browser import CHROMIUM, lab_config, lab_tab
+from .mcp_client import connect, ok
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+)
+
+# Prints a step, then waits for the test to say go (a file in the kernel's cwd, the server root), so
+# the test sees each line arrive while the cell is still running, with no timing guesses.
+AGENT_CODE = """\
+import os, time
+for step in range(3):
+    print(f"step {step}", flush=True)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(f".go{step}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+answer = 6 * 7
+print("answer", answer)"""
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
+    """The suite's server, plus JupyterLab itself (see ``browser.lab_config``)."""
+    extensions = {**jp_server_config.ServerApp.jpserver_extensions, "jupyterlab": True}
+    config = Config(jp_server_config)
+    config.merge(Config({"ServerApp": {"jpserver_extensions": extensions}}))
+    config.merge(lab_config(tmp_path / "lab-settings"))
+    return config
+
+
+@pytest.fixture
+def token(jp_auth_header) -> str:
+    return jp_auth_header["Authorization"].split()[-1]
+
+
+async def test_agent_edits_appear_in_the_open_tab_without_a_reload(
+    server_url, jp_auth_header, token, make_notebook
+):
+    path = make_notebook("live.ipynb", cells=["a = 1", {"cell_type": "markdown", "source": "# Notes"}])
+    async with lab_tab(server_url, token, path) as tab, connect(server_url, jp_auth_header) as agent:
+        await expect(tab.lines(0)).to_have_text(["a = 1"])
+        await expect(tab.heading(1, "Notes")).to_be_visible()
+        await tab.page.evaluate("window.beforeTheAgent = true")
+        first, notes = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+
+        await ok(
+            agent,
+            "insert_cells",
+            path=path,
+            after=first,
+            cells=[{"cell_type": "code", "source": "b = a + 1\nprint(b)"}],
+        )
+        await expect(tab.cells).to_have_count(3)
+        await expect(tab.lines(1)).to_have_text(["b = a + 1", "print(b)"])
+
+        await ok(agent, "update_cell", path=path, cell_id=first, old_string="a = 1", new_string="a = 41")
+        await expect(tab.lines(0)).to_have_text(["a = 41"])
+        await ok(agent, "update_cell", path=path, cell_id=notes, source="# Notes by the agent")
+        await expect(tab.heading(2, "Notes by the agent")).to_be_visible()
+
+        # The same page all along: nothing reloaded it to show the agent's changes.
+        assert await tab.page.evaluate("window.beforeTheAgent") is True
+        # And the tab does not think it holds unsaved changes: the server saved the agent's edits.
+        await expect(tab.page.locator(".lm-TabBar-tab.jp-mod-dirty")).to_have_count(0)
+
+
+async def test_person_watches_the_agents_run_live_and_shares_its_kernel(
+    server_url, jp_auth_header, token, make_notebook, jp_root_dir, jp_serverapp, tmp_path
+):
+    path = make_notebook("run.ipynb", cells=[{"cell_type": "markdown", "source": "# Agent at work"}])
+    async with connect(server_url, jp_auth_header) as agent:
+        # The agent starts the notebook's kernel first: a tab attaches to the session that exists
+        # when it opens and never adopts one created later, so opened first, the tab would start
+        # a kernel of its own. execute_code keeps no history: the first cell still gets [1].
+        await ok(agent, "execute_code", path=path, code="pass")
+        (session,) = await jp_serverapp.session_manager.list_sessions()
+        kernel_id = session["kernel"]["id"]
+
+        async with lab_tab(server_url, token, path) as tab:
+            await expect(tab.kernel_status).to_have_attribute("data-status", "idle")
+            await expect(tab.heading(0, "Agent at work")).to_be_visible()
+
+            run = asyncio.create_task(ok(agent, "insert_and_execute", path=path, source=AGENT_CODE))
+            prompts_while_running = []
+            try:
+                await expect(tab.cells).to_have_count(2)
+                for step in range(3):
+                    # Each line is on screen while the cell still runs, before the next is printed.
+                    await expect(tab.outputs(1)).to_contain_text(f"step {step}")
+                    await expect(tab.outputs(1)).not_to_contain_text(f"step {step + 1}")
+                    await expect(tab.kernel_status).to_have_attribute("data-status", "busy")
+                    assert not run.done()
+                    # The kernel has sent execute_input before any output: the prompt is settled.
+                    prompts_while_running.append(await tab.prompt(1).text_content())
+                    if step == 0:
+                        await tab.page.screenshot(path=tmp_path / "running.png")
+                    (jp_root_dir / f".go{step}").touch()
+                result = await asyncio.wait_for(run, 30)
+            finally:
+                run.cancel()
+                with contextlib.suppress(BaseException):
+                    await run
+            assert result["status"] == "ok", result
+            assert result["cells"][0]["execution_count"] == 1
+            await expect(tab.prompt(1)).to_have_text("[1]:")
+            await expect(tab.outputs(1)).to_contain_text("answer 42")
+
+            # The person runs a cell of their own with Shift+Enter: select the agent's cell
+            # (command mode), add a cell below, type, run. It sees the agent's variable.
+            await tab.prompt(1).click()
+            await tab.page.keyboard.press("b")
+            await expect(tab.cells).to_have_count(3)
+            await tab.page.keyboard.press("Enter")
+            await tab.page.keyboard.type("print('the person sees', answer)")
+            await tab.page.keyboard.press("Shift+Enter")
+            await expect(tab.outputs(2)).to_contain_text("the person sees 42")
+            await expect(tab.prompt(2)).to_have_text("[2]:")
+            await tab.page.screenshot(path=tmp_path / "done.png")
+
+        # One kernel all along: the agent's, which the tab used too.
+        assert jp_serverapp.kernel_manager.list_kernel_ids() == [kernel_id]
+        (session,) = await jp_serverapp.session_manager.list_sessions()
+        assert session["kernel"]["id"] == kernel_id
+
+    if prompts_while_running != ["[*]:"] * 3:
+        # Known product bug, checked last so every other claim above still holds: the server writes
+        # execution_count into the cell as soon as the kernel's execute_input arrives, mid-run.
+        # JupyterLab's CodeCell reacts to a non-null execution count by setting the cell's
+        # executionState to "idle" (and writing that into the shared document), so the tab shows
+        # [1] for the whole run; JupyterLab itself only sets the count from the execute_reply.
+        pytest.xfail(f"the tab showed {prompts_while_running} while the agent's cell ran, not [*]:")
