@@ -162,7 +162,9 @@ class ExecutionService:
                 ops: list[Op] = []
                 for channel, msg in batch:
                     ops += self._on_message(cell, channel, msg)
-                await self._write(run, cell, ops, state=None, count=cell.execution_count)
+                # The count goes in only at the end, as JupyterLab does: a tab that sees a count
+                # takes the cell for idle and stops showing [*].
+                await self._write(run, cell, ops, state=None, count=None)
                 if ops:
                     for listener in run.listeners:
                         listener(cell)

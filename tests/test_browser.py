@@ -135,10 +135,6 @@ async def test_person_watches_the_agents_run_live_and_shares_its_kernel(
         (session,) = await jp_serverapp.session_manager.list_sessions()
         assert session["kernel"]["id"] == kernel_id
 
-    if prompts_while_running != ["[*]:"] * 3:
-        # Known product bug, checked last so every other claim above still holds: the server writes
-        # execution_count into the cell as soon as the kernel's execute_input arrives, mid-run.
-        # JupyterLab's CodeCell reacts to a non-null execution count by setting the cell's
-        # executionState to "idle" (and writing that into the shared document), so the tab shows
-        # [1] for the whole run; JupyterLab itself only sets the count from the execute_reply.
-        pytest.xfail(f"the tab showed {prompts_while_running} while the agent's cell ran, not [*]:")
+    # The tab shows [*] for the whole run: the count reaches the cell only with the reply, as when
+    # JupyterLab runs a cell itself (a count mid-run makes the tab take the cell for idle).
+    assert prompts_while_running == ["[*]:"] * 3
