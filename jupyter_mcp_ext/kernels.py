@@ -20,8 +20,8 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from .errors import ToolError
 from . import messages
+from .errors import ToolError
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,8 @@ class KernelService:
         self.kernels = serverapp.kernel_manager
         self.kernelspecs = serverapp.kernel_spec_manager
         self.contents = serverapp.contents_manager
+        gateway = getattr(serverapp, "gateway_config", None)
+        self.gateway = gateway if gateway is not None and gateway.gateway_enabled else None
         self.idle_timeout = idle_timeout
         self.keep_chars = keep_chars  # of one stream message: more could not be kept anyway
         self._links: dict[str, KernelLink] = {}
@@ -114,8 +116,14 @@ class KernelService:
     async def link(self, kernel_id: str) -> KernelLink:
         """Our long-lived client on the kernel, connected and ready."""
         link = self._links.get(kernel_id)
-        if link is not None:
+        if link is not None and link.client.channels_running:
             return link
+        if link is not None:  # its connection ended (a gateway's websocket): connect afresh
+            await self.forget_link(kernel_id)
+        if self.gateway is not None:  # a remote kernel: the gateway's own client is unusable
+            from .gateway_link import open_link
+
+            return await open_link(self, kernel_id)
         kernel = self.kernels.get_kernel(kernel_id)
         client = kernel.client()
         client.session.session = f"jupyter-mcp-ext-{uuid.uuid4().hex}"
@@ -239,7 +247,7 @@ class KernelService:
                     if kernel_id not in self.kernels:
                         await self.forget(kernel_id)
                     continue
-                if self.kernels.kernel_model(kernel_id).get("connections", 0):
+                if (await ensure_async(self.kernels.kernel_model(kernel_id))).get("connections", 0):
                     self._started_here.pop(kernel_id, None)  # a tab uses it now: the server's culler owns it
                     continue
                 await self.shutdown(kernel_id)

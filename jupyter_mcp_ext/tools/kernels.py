@@ -65,7 +65,8 @@ async def interrupt_kernel(ctx: ToolContext, args: NotebookPath) -> ToolResult:
     """Interrupt what the notebook's kernel is running (KeyboardInterrupt)."""
     services = ctx.services
     kernel_id = await _kernel_of(ctx, args.path)
-    state = services.kernels.kernels.kernel_model(kernel_id).get("execution_state")
+    model = await ensure_async(services.kernels.kernels.kernel_model(kernel_id))  # async with a gateway
+    state = model.get("execution_state")
     if services.execution.running_on(kernel_id) is None and state != "busy":
         raise ToolError("Nothing is running in this notebook's kernel, so there is nothing to interrupt.")
     await ensure_async(services.kernels.kernels.interrupt_kernel(kernel_id))
@@ -83,6 +84,9 @@ async def interrupt_kernel(ctx: ToolContext, args: NotebookPath) -> ToolResult:
 async def restart_kernel(ctx: ToolContext, args: NotebookPath) -> ToolResult:
     """Restart the notebook's kernel: all variables are lost; a running cell ends with an error."""
     kernel_id = await _kernel_of(ctx, args.path)
+    # A restart interrupts first: end the running cell as restarted before its KeyboardInterrupt
+    # arrives (through a gateway it comes well before the restart's own event).
+    ctx.services.kernels._announce(kernel_id, "restart")
     try:
         await ensure_async(ctx.services.kernels.kernels.restart_kernel(kernel_id))
     except Exception as err:
