@@ -77,9 +77,12 @@ class DocumentService:
         if not existed:
             await self._check_readable(api, path)
         try:
-            doc = await ext.get_document(
-                path=api, content_type="notebook", file_format="json", copy=False, create=True
-            )
+            # By room id when it is open: the path's file id was just looked up.
+            doc = await ext.get_document(room_id=room_id, copy=False) if existed else None
+            if doc is None:
+                doc = await ext.get_document(
+                    path=api, content_type="notebook", file_format="json", copy=False, create=True
+                )
         except HTTPError as err:
             raise ToolError(f"Could not open '{path}': {err.log_message or err.reason}.") from err
         if not isinstance(doc, YNotebook):
@@ -90,15 +93,16 @@ class DocumentService:
         _upgrade_to_cell_ids(doc)
         return api, doc
 
-    async def live(self, api: str) -> YNotebook | None:
-        """The live document of an already resolved path, cheaply; reopened if its room was closed.
+    async def live(self, api: str, room_id: str) -> YNotebook | None:
+        """The live document of a notebook opened before, by its room; reopened if the room closed.
 
-        For writers that outlive a tool call (a running cell): None once the notebook is gone.
+        For writers that outlive a tool call (a running cell): None once the notebook is gone. The
+        room id is the caller's, taken when it opened the notebook, so a rename mid-run still lands
+        the outputs in the same notebook.
         """
         ext = self._settings.get("jupyter_server_ydoc")
         if ext is None:
             return None
-        room_id = self.room_id(api)
         if room_id in self._agent_rooms:
             self._agent_rooms[room_id] = time.monotonic()
         if ext.ywebsocket_server.room_exists(room_id):

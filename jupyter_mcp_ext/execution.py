@@ -49,6 +49,7 @@ class CellRun:
 class Run:
     id: str
     path: str
+    room_id: str  # the notebook's room, fixed when the run starts
     kernel_id: str
     cells: list[CellRun]
     stop_on_error: bool
@@ -95,6 +96,7 @@ class ExecutionService:
         run = Run(
             id=secrets.token_hex(6),
             path=path,
+            room_id=self.documents.room_id(path),
             kernel_id=kernel_id,
             cells=[CellRun(cid, code, OutputModel(self.max_document_output_bytes)) for cid, code in cells],
             stop_on_error=stop_on_error,
@@ -221,7 +223,7 @@ class ExecutionService:
         """Apply output edits to the cell in the live document, found afresh by id each time."""
         if cell.cell_id is None or cell.note is not None or (not ops and state is None and count is None):
             return
-        doc = await self.documents.live(run.path)
+        doc = await self.documents.live(run.path, run.room_id)
         if doc is None:
             cell.note = (
                 "the notebook was closed or deleted while the cell ran; outputs are only in this result"

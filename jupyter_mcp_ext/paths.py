@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -65,8 +66,14 @@ def leads_outside(api: str, contents: Any) -> bool:
     real = real_path(api, contents)
     if real is None:
         return False
-    real_root = os.path.realpath(contents.root_dir)
-    return os.path.commonpath([real_root, real]) != real_root
+    real_root = _real_root(contents.root_dir)
+    return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+@functools.lru_cache(maxsize=8)
+def _real_root(root: str) -> str:
+    # Resolved once: every tool call checks its path against it.
+    return os.path.realpath(root)
 
 
 def without_root(text: str, contents: Any) -> str:

@@ -145,7 +145,9 @@ async def _finish(
                 changed.clear()
                 reported += 1
                 await ctx.request.session.report_progress(reported, message=_last_line(run))
-                await asyncio.sleep(0.1)  # at most ~10 progress notifications a second
+                # At most ~10 progress notifications a second, without delaying the end of the run.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(run.done.wait(), min(0.1, max(0.0, deadline - time.monotonic())))
     except asyncio.CancelledError:
         if interrupt_on_cancel and not run.done.is_set():
             with contextlib.suppress(Exception):
