@@ -23,7 +23,9 @@ def read(session: Any, frames: list[Any], keep_chars: int) -> dict[str, Any]:
     _, parts = session.feed_identities(frames, copy=False)
     signature, header, parent, metadata = (bytes(p.bytes) for p in parts[:4])
     content = parts[4].buffer
-    if session.auth is not None and not compare_digest(signature, session.sign([header, parent, metadata, content])):
+    if session.auth is not None and not compare_digest(
+        signature, session.sign([header, parent, metadata, content])
+    ):
         raise ValueError("Invalid signature on a kernel message")
     head = session.unpack(header)
     return {
