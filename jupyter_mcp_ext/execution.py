@@ -164,9 +164,13 @@ class ExecutionService:
                 ops: list[Op] = []
                 for channel, msg in batch:
                     ops += self._on_message(cell, channel, msg)
-                # The count goes in only at the end, as JupyterLab does: a tab that sees a count
-                # takes the cell for idle and stops showing [*].
-                await self._write(run, cell, ops, state=None, count=None)
+                if cell._done.is_set():
+                    # The last batch goes in with the end of the run: one transaction, not two.
+                    cell._pending = ops + cell._pending
+                else:
+                    # The count goes in only at the end, as JupyterLab does: a tab that sees a
+                    # count takes the cell for idle and stops showing [*].
+                    await self._write(run, cell, ops, state=None, count=None)
                 if ops:
                     for listener in run.listeners:
                         listener(cell)

@@ -119,17 +119,47 @@ def position(doc: YNotebook, *, before: str | None, after: str | None, index: in
 
 def summary(doc: YNotebook, i: int) -> dict[str, Any]:
     """What the outline says about a cell (outputs are summarised by the caller)."""
-    ycell = doc.ycells[i]
+    return _summary(doc.ycells[i], i)
+
+
+def summaries(
+    doc: YNotebook, first_outputs: int = 3
+) -> list[tuple[dict[str, Any], list[dict[str, Any]], int]]:
+    """Every cell's summary, its first outputs and its output count, read in one transaction.
+
+    The outline of a 500-cell notebook reads thousands of shared values; one transaction and item
+    access (not ``Map.get``, which lists keys first) halve what that costs.
+    """
+    rows = []
+    with doc.ydoc.transaction():
+        for i, ycell in enumerate(doc.ycells):
+            head = _summary(ycell, i)
+            youtputs = _item(ycell, "outputs") if head["type"] == "code" else None
+            count = len(youtputs) if isinstance(youtputs, Array) else 0
+            first = [youtputs[k].to_py() for k in range(min(first_outputs, count))] if count else []
+            rows.append((head, first, count))
+    return rows
+
+
+def _summary(ycell: Map, i: int) -> dict[str, Any]:
     source = str(ycell["source"])
-    lines = source.splitlines()
+    first = source.partition("\n")[0]
+    lines = 0 if not source else source.count("\n") + (not source.endswith("\n"))
     return {
-        "id": str(ycell.get("id", "")),
+        "id": _id_of(ycell),
         "index": i,
-        "type": ycell.get("cell_type"),
-        "execution_count": _int_or_none(ycell.get("execution_count")),
-        "first_line": lines[0] if lines else "",
-        "lines": len(lines),
+        "type": _item(ycell, "cell_type"),
+        "execution_count": _int_or_none(_item(ycell, "execution_count")),
+        "first_line": first.rstrip("\r"),
+        "lines": lines,
     }
+
+
+def _item(ycell: Map, key: str) -> Any:
+    try:
+        return ycell[key]
+    except KeyError:
+        return None
 
 
 def source(doc: YNotebook, i: int) -> str:

@@ -62,13 +62,15 @@ def one_line(output: dict[str, Any], width: int = 60) -> str:
     return ", ".join(data) or str(kind)
 
 
-def outline(outputs: list[dict[str, Any]]) -> str:
-    """The one-line summary of a cell's outputs in get_notebook."""
-    if not outputs:
+def outline(outputs: list[dict[str, Any]], total: int | None = None) -> str:
+    """The one-line summary of a cell's outputs in get_notebook (``total``: how many it has, when
+    ``outputs`` holds only the first few)."""
+    total = len(outputs) if total is None else total
+    if not total:
         return ""
     parts = [one_line(o) for o in outputs[:3]]
-    if len(outputs) > 3:
-        parts.append(f"+{len(outputs) - 3} more")
+    if total > 3:
+        parts.append(f"+{total - 3} more")
     return "; ".join(parts)
 
 

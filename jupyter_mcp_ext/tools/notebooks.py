@@ -164,9 +164,8 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
         )
         return ToolResult(text + note, {"path": path, "kernel": kernel, "language": language, "text": text})
     cells = []
-    for i in range(len(doc.ycells)):
-        cell = nb.summary(doc, i)
-        cell["outputs"] = outputs.outline(nb.outputs(doc, i)) if cell["type"] == "code" else ""
+    for cell, first, count in nb.summaries(doc):
+        cell["outputs"] = outputs.outline(first, count)
         cells.append(cell)
     lines = [f"{path} · kernel {kernel or '?'} ({language or '?'}) · {len(cells)} cells"]
     lines += [_outline_line(c) for c in cells]
