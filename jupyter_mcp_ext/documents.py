@@ -68,8 +68,11 @@ class DocumentService:
         room = rooms.get(f"json:notebook:{file_id}") if file_id else None
         return bool(room is not None and room.clients)
 
-    async def open(self, path: str) -> tuple[str, YNotebook]:
-        """The live shared notebook for ``path``: edits on it reach every tab and get saved."""
+    async def open(self, path: str, *, upgrade: bool = False) -> tuple[str, YNotebook]:
+        """The live shared notebook for ``path``: edits on it reach every tab and get saved.
+
+        ``upgrade``: give a notebook older than nbformat 4.5 persistent cell ids (a write).
+        """
         api = await self.resolve(path)
         ext = self._collaboration
         room_id = self.room_id(api)
@@ -90,7 +93,8 @@ class DocumentService:
         if not existed or room_id in self._agent_rooms:
             self._agent_rooms[room_id] = time.monotonic()
             self._ensure_evictor()
-        _upgrade_to_cell_ids(doc)
+        if upgrade:
+            _upgrade_to_cell_ids(doc)
         return api, doc
 
     async def live(self, api: str, room_id: str) -> YNotebook | None:
@@ -109,7 +113,7 @@ class DocumentService:
             doc = await ext.get_document(room_id=room_id, copy=False)
             return doc if isinstance(doc, YNotebook) else None
         try:
-            return (await self.open(api))[1]
+            return (await self.open(api, upgrade=True))[1]
         except ToolError:
             return None
 
@@ -146,9 +150,18 @@ class DocumentService:
         room = server.rooms[room_id]
         if room.clients:
             return False  # a tab has it: the collaboration layer cleans it up when the tab goes
+        last_used = self._agent_rooms.get(room_id, 0.0)
         doc = await ext.get_document(room_id=room_id, copy=False)
         if doc is not None and doc.dirty:
             return False  # not saved yet: try again later
+        # Checked again after the await, with no await before the room leaves the server's table:
+        # a tab that connected or a call that used the room meanwhile keeps it.
+        if (
+            room.clients
+            or self._agent_rooms.get(room_id, 0.0) != last_used
+            or not server.room_exists(room_id)
+        ):
+            return not server.room_exists(room_id)
         await server.delete_room(name=room_id)
         file_id = room_id.rsplit(":", 1)[-1]
         loaders = ext.file_loaders

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from collections import OrderedDict
@@ -25,10 +26,12 @@ from .errors import ToolError
 from .kernels import KernelService
 from .output_model import Op, OutputModel
 
+log = logging.getLogger(__name__)
+
 KEEP_FINISHED = 200
 
 
-@dataclass
+@dataclass(eq=False)  # identity: a run's cells are found with `in`
 class CellRun:
     """One cell (or one scratch snippet) run once."""
 
@@ -40,12 +43,13 @@ class CellRun:
     error: dict[str, Any] | None = None
     note: str | None = None  # why the cell's document copy stopped updating, if it did
     _pending: list[Op] = field(default_factory=list)  # edits made outside the message loop
+    _synced: int = -1  # outputs this run last left in the document (-1: not written yet)
     _reply: dict[str, Any] | None = None
     _idle: bool = False
     _done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-@dataclass
+@dataclass(eq=False)
 class Run:
     id: str
     path: str
@@ -111,11 +115,11 @@ class ExecutionService:
                 None,
             )
         self.runs[run.id] = run
-        while len(self.runs) > KEEP_FINISHED:
-            oldest = next(iter(self.runs.values()))
-            if not oldest.done.is_set():
-                break
-            self.runs.popitem(last=False)
+        if len(self.runs) > KEEP_FINISHED:
+            # Forget the oldest finished runs, wherever they are: an endless cell must not pin them.
+            finished = [rid for rid, r in self.runs.items() if r.done.is_set()]
+            for rid in finished[: len(self.runs) - KEEP_FINISHED]:
+                del self.runs[rid]
         run.task = asyncio.create_task(self._run(run, link), name=f"jupyter-mcp-ext run {run.id}")
         return run
 
@@ -177,14 +181,17 @@ class ExecutionService:
         finally:
             link.routes.pop(msg_id, None)
             self._current.pop(run.kernel_id, None)
-        if cell.status == "running":
-            reply = cell._reply or {}
-            if reply.get("status", "ok") == "ok":
-                cell.status = "ok"
-            else:
-                cell.error = {k: reply.get(k) for k in ("ename", "evalue", "traceback")}
-                cell.status = "interrupted" if reply.get("ename") == "KeyboardInterrupt" else "error"
-        await self._write(run, cell, cell._pending, state="idle", count=cell.execution_count)
+            if cell.status == "running" and cell._done.is_set():
+                reply = cell._reply or {}
+                if reply.get("status", "ok") == "ok":
+                    cell.status = "ok"
+                else:
+                    cell.error = {k: reply.get(k) for k in ("ename", "evalue", "traceback")}
+                    cell.status = "interrupted" if reply.get("ename") == "KeyboardInterrupt" else "error"
+            try:  # whatever happened, the cell must not stay at [*]
+                await self._write(run, cell, cell._pending, state="idle", count=cell.execution_count)
+            except Exception:
+                log.exception("Could not mark cell %s idle", cell.cell_id)
 
     def _on_message(self, cell: CellRun, channel: str, msg: dict[str, Any]) -> list[Op]:
         msg_type = msg["header"]["msg_type"]
@@ -239,12 +246,25 @@ class ExecutionService:
             cell.note = "the cell was deleted while it ran; outputs are only in this result"
             return
         ycell = doc.ycells[index]
+        if ycell.get("cell_type") != "code":
+            cell.note = "the cell stopped being a code cell while it ran; outputs are only in this result"
+            return
         with doc.ydoc.transaction():
             youtputs = ycell.get("outputs")
             if not isinstance(youtputs, Array):
                 ycell["outputs"] = youtputs = Array()
-            for op in ops:
-                _apply(youtputs, op)
+            if len(youtputs) == cell._synced:
+                try:
+                    for op in ops:
+                        _apply(youtputs, op)
+                except (IndexError, KeyError, TypeError):
+                    cell._synced = -2  # not what we left there: rewrite it below
+            if len(youtputs) != cell._synced or cell._synced < 0:
+                # Someone changed the outputs under the run (a person cleared or re-ran the cell):
+                # put back what the run has produced, whole.
+                youtputs.clear()
+                youtputs.extend([_youtput(output) for output in cell.model.outputs])
+            cell._synced = len(youtputs)
             if state is not None:
                 ycell["execution_state"] = state
             if count is not None or state == "running":

@@ -185,6 +185,39 @@ def check_cell_type(cell_type: str) -> None:
         raise ToolError(f"Unknown cell_type '{cell_type}'. Use one of: code, markdown, raw.")
 
 
+_INT_RANGE = range(-(2**63), 2**63)
+
+
+def check_storable(value: Any, what: str = "metadata") -> None:
+    """Refuse values the shared document cannot hold (integers past 64 bits), before any edit."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
+        return
+    if isinstance(value, int):
+        if value not in _INT_RANGE:
+            raise ToolError(
+                f"The {what} holds the integer {value}, too large to store; write it as a string."
+            )
+    elif isinstance(value, dict):
+        for item in value.values():
+            check_storable(item, what)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_storable(item, what)
+
+
+def storable(value: Any) -> Any:
+    """A kernel's output made safe to store: integers past 64 bits become floats."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value not in _INT_RANGE:
+        return float(value)
+    if isinstance(value, dict):
+        return {k: storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
+
+
 def check_source_size(text: str, limit: int) -> None:
     if len(text) > limit:
         raise ToolError(
@@ -329,7 +362,8 @@ def move(doc: YNotebook, src: int, dest: int) -> int:
     Shared arrays have no move that JupyterLab can decode, so the cell is deleted and re-created
     with the same id, source, outputs and metadata, in one transaction.
     """
-    target = dest - 1 if dest > src else dest
+    last = len(doc.ycells) - 1
+    target = min(dest - 1 if dest > src else dest, last)  # checked before anything is deleted
     if target == src:
         return src
     cell = doc.ycells[src].to_py()

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .notebook import storable
+
 # An edit for the shared document:
 #   ("clear",)                          remove every output
 #   ("append", output)                  add an output at the end
@@ -127,8 +129,8 @@ class OutputModel:
         ops: list[Op] = []
         for index in self._displays.get(display_id or "", []):
             output = self.outputs[index]
-            output["data"] = content.get("data", {})
-            output["metadata"] = content.get("metadata", {})
+            output["data"] = storable(content.get("data", {}))
+            output["metadata"] = storable(content.get("metadata", {}))
             ops.append(("replace", index, dict(output)))
         return ops
 
@@ -164,6 +166,10 @@ def _feed(stream: _Stream, text: str) -> None:
 
 
 def _output(msg_type: str, content: dict[str, Any]) -> dict[str, Any]:
+    return storable(_shape(msg_type, content))
+
+
+def _shape(msg_type: str, content: dict[str, Any]) -> dict[str, Any]:
     if msg_type == "error":
         return {
             "output_type": "error",

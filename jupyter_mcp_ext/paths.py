@@ -5,9 +5,11 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 from jupyter_core.utils import ensure_async
+from tornado.web import HTTPError
 
 from .errors import ToolError
 
@@ -84,3 +86,36 @@ def without_root(text: str, contents: Any) -> str:
     for folder in {os.path.realpath(root), os.path.abspath(root)}:
         text = text.replace(folder.rstrip(os.sep) + os.sep, "")
     return text
+
+
+MAX_FOLDERS = 2000
+
+
+async def walk(contents: Any, folder: str, *, recursive: bool = True) -> AsyncIterator[dict[str, Any]]:
+    """Directory entries under ``folder``, breadth first, each folder's sorted by name.
+
+    Never through a symbolic link out of the root (the tools refuse those paths), never twice into
+    the same real folder (links back up the tree), and at most ``MAX_FOLDERS`` folders. A missing
+    ``folder`` raises the contents manager's HTTPError; an unreadable subfolder is skipped.
+    """
+    pending, visited, folders = [folder], set(), 0
+    while pending and folders < MAX_FOLDERS:
+        current = pending.pop(0)
+        folders += 1
+        real = real_path(current, contents)
+        if real is not None:
+            if real in visited:
+                continue
+            visited.add(real)
+        try:
+            model = await ensure_async(contents.get(current, content=True, type="directory"))
+        except HTTPError:
+            if current == folder:
+                raise
+            continue
+        for entry in sorted(model["content"], key=lambda e: e["name"]):
+            if leads_outside(entry["path"], contents):
+                continue
+            if entry["type"] == "directory" and recursive:
+                pending.append(entry["path"])
+            yield entry

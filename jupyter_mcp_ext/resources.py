@@ -33,10 +33,12 @@ from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from pycrdt import Map
+from tornado.web import HTTPError
 
 from ._version import __version__
 from .errors import ToolError
 from .handler import JUPYTER_HANDLER_KEY
+from .paths import walk
 
 if TYPE_CHECKING:
     from .services import Services
@@ -151,16 +153,11 @@ class NotebookResources:
                 description="Server and extension versions, limits, kernelspecs, collaboration.",
             )
         ]
-        pending = [""]
-        while pending and len(found) <= MAX_LISTED:
-            try:
-                model = await ensure_async(contents.get(pending.pop(0), content=True, type="directory"))
-            except Exception:
-                continue
-            for entry in sorted(model["content"], key=lambda e: e["path"]):
-                if entry["type"] == "directory":
-                    pending.append(entry["path"])
-                elif entry["type"] == "notebook" and len(found) <= MAX_LISTED:
+        with contextlib.suppress(HTTPError):
+            async for entry in walk(contents, ""):
+                if len(found) > MAX_LISTED:
+                    break
+                if entry["type"] == "notebook":
                     found.append(
                         types.Resource(
                             uri=notebook_uri(entry["path"]),

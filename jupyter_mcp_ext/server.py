@@ -7,12 +7,12 @@ calls, and this module hands them to tools.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import warnings
 from typing import Any
 
 import mcp_types as types
-from jupyter_core.utils import ensure_async
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
@@ -58,16 +58,23 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
         handler = _handler_of(ctx)
         try:
             args = spec.args.model_validate(params.arguments or {})
-            await _authorize(handler, spec)
-            result = await spec.run(ToolContext(services, handler, ctx), args)
+            call = ToolContext(services, handler, ctx)
+            if handler is None:
+                raise ToolError("This call carries no Jupyter identity and was refused.")
+            for resource, action in spec.permissions:
+                await call.require(resource, action, spec.name)
+            result = await spec.run(call, args)
         except ValidationError as err:
             return _error(f"Invalid arguments for {spec.name}: {_explain(err)}")
         except ToolError as err:
             return _error(str(err))
-        except Exception:
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException:  # pycrdt panics are BaseExceptions: they must not end the session
             log.exception("Tool %s failed", spec.name)
             return _error(
-                f"{spec.name} failed on the server (see the Jupyter server log). Nothing was changed by it."
+                f"{spec.name} failed on the server (see the Jupyter server log). "
+                "Read the notebook again before retrying."
             )
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
         content += [
@@ -109,19 +116,6 @@ def _handler_of(ctx: ServerRequestContext[Any]) -> Any:
     request = ctx.request
     scope = getattr(request, "scope", None) or {}
     return scope.get(JUPYTER_HANDLER_KEY)
-
-
-async def _authorize(handler: Any, spec: ToolSpec) -> None:
-    """Ask Jupyter's authorizer, as Jupyter's own REST handlers do, for what this tool touches."""
-    if handler is None:
-        raise ToolError("This call carries no Jupyter identity and was refused.")
-    user = handler.current_user
-    for resource, action in spec.permissions:
-        if not await ensure_async(handler.authorizer.is_authorized(handler, user, action, resource)):
-            raise ToolError(
-                f"Not permitted: user '{user.username}' may not {action} {resource} on this server, "
-                f"so {spec.name} was refused. Ask the server's administrator for that permission."
-            )
 
 
 def _explain(err: ValidationError) -> str:

@@ -13,10 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import mcp_types as types
+from jupyter_core.utils import ensure_async
 from pydantic import BaseModel, ConfigDict
+
+from .errors import ToolError
 
 if TYPE_CHECKING:
     from jupyter_server.base.handlers import JupyterHandler
+    from jupyter_ydoc import YNotebook
     from mcp.server import ServerRequestContext
 
     from .services import Services
@@ -51,6 +55,31 @@ class ToolContext:
     services: Services
     handler: JupyterHandler | None
     request: ServerRequestContext[Any, Any]
+
+    async def open_notebook(self, path: str) -> tuple[str, YNotebook]:
+        """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user
+        who may write it: a read by a read-only user never rewrites the file."""
+        return await self.services.documents.open(path, upgrade=await self.may("contents", "write"))
+
+    async def may(self, resource: str, action: str) -> bool:
+        """Whether Jupyter's authorizer lets this call's user do ``action`` on ``resource``."""
+        handler = self.handler
+        if handler is None:
+            return False
+        return bool(
+            await ensure_async(
+                handler.authorizer.is_authorized(handler, handler.current_user, action, resource)
+            )
+        )
+
+    async def require(self, resource: str, action: str, what: str) -> None:
+        """Refuse (a ToolError saying so) unless the authorizer allows it."""
+        if not await self.may(resource, action):
+            name = self.handler.current_user.username if self.handler is not None else "?"
+            raise ToolError(
+                f"Not permitted: user '{name}' may not {action} {resource} on this server, so {what} "
+                "was refused. Ask the server's administrator for that permission."
+            )
 
 
 ToolFn = Callable[[ToolContext, A], Awaitable[ToolResult]]

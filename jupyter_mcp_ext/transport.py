@@ -28,17 +28,21 @@ class MCPTransport:
     """Owns the SDK's session manager and its lifetime inside the server's event loop."""
 
     def __init__(self, server: Server[Any], *, session_idle_timeout: float | None, retry_interval_ms: int):
-        # Host and Origin are checked by Jupyter (allow_remote_access, allow_origin) before a
-        # request gets here; the SDK's own check would refuse proxied hosts (JupyterHub).
-        self.manager = StreamableHTTPSessionManager(
-            app=server,
-            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            session_idle_timeout=session_idle_timeout,
-            retry_interval=retry_interval_ms,
-        )
+        self._server = server
+        self._settings = {"session_idle_timeout": session_idle_timeout, "retry_interval": retry_interval_ms}
+        self.manager = self._new_manager()
         self._task: asyncio.Task[None] | None = None
         self._started = asyncio.Event()
         self._stopping = asyncio.Event()
+
+    def _new_manager(self) -> StreamableHTTPSessionManager:
+        # Host and Origin are checked by Jupyter (allow_remote_access, allow_origin) before a
+        # request gets here; the SDK's own check would refuse proxied hosts (JupyterHub).
+        return StreamableHTTPSessionManager(
+            app=self._server,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            **self._settings,
+        )
 
     async def _run(self) -> None:
         async with self.manager.run():
@@ -47,6 +51,11 @@ class MCPTransport:
 
     async def start(self) -> None:
         """Start the manager on first use: the loop that serves requests is the one it must live on."""
+        if self._task is not None and self._task.done() and not self._stopping.is_set():
+            # The manager died (it runs once): start a new one rather than answer 500 forever.
+            log.error("MCP session manager stopped unexpectedly; starting a new one")
+            self.manager, self._task = self._new_manager(), None
+            self._started.clear()
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="jupyter-mcp-ext transport")
         if not self._started.is_set():

@@ -29,7 +29,7 @@ class ReadCells(Args):
 async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
     """Full source and outputs of cells: by cell_ids, or the index range start..end, or all.
     Outputs are bounded; images come back as image content."""
-    _, doc = await ctx.services.documents.open(args.path)
+    _, doc = await ctx.open_notebook(args.path)
     if args.cell_ids:
         indices = nb.find_all(doc, args.cell_ids)
     else:
@@ -83,7 +83,7 @@ async def insert_cells(ctx: ToolContext, args: InsertCells) -> ToolResult:
     """Insert one or more cells in one step, before/after a cell id or at an index (default: the end).
     Returns the new cell ids."""
     check_new_cells(args.cells, ctx.services.limits)
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     at = nb.position(doc, before=args.before, after=args.after, index=args.index)
     new_ids = nb.insert(doc, at, [c.model_dump() for c in args.cells])
     return ToolResult(
@@ -120,11 +120,13 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
         raise ToolError("Nothing to change: give source, old_string/new_string, cell_type or metadata.")
     if args.cell_type is not None:
         nb.check_cell_type(args.cell_type)
+    if args.metadata is not None:
+        nb.check_storable(args.metadata)
     limit = ctx.services.limits.max_source_chars
     for text in (args.source, args.new_string):
         if text is not None:
             nb.check_source_size(text, limit)
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     i = nb.find(doc, args.cell_id)
     if args.old_string is not None and args.new_string is not None:
         current = nb.source(doc, i)
@@ -158,7 +160,7 @@ class DeleteCells(Args):
 )
 async def delete_cells(ctx: ToolContext, args: DeleteCells) -> ToolResult:
     """Delete cells by id. Every id is checked first: if one is unknown, nothing is deleted."""
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     indices = nb.find_all(doc, args.cell_ids)
     deleted = [nb.ids(doc)[i] for i in sorted(set(indices))]
     nb.delete(doc, indices)
@@ -181,7 +183,7 @@ async def move_cell(ctx: ToolContext, args: MoveCell) -> ToolResult:
     """Move a cell before/after another cell id, or to an index. Keeps its id, source, outputs and metadata."""
     if args.before is None and args.after is None and args.index is None:
         raise ToolError("Say where to: 'before' or 'after' a cell id, or an 'index'.")
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     src = nb.find(doc, args.cell_id)
     if src in {nb.find(doc, ref) for ref in (args.before, args.after) if ref is not None}:
         raise ToolError("A cell cannot be moved relative to itself; name another cell.")
@@ -203,7 +205,7 @@ class ClearOutputs(Args):
 @tool("clear_outputs", ClearOutputs, obj(cleared="integer"), action="write", destructive=True)
 async def clear_outputs(ctx: ToolContext, args: ClearOutputs) -> ToolResult:
     """Clear outputs and execution counts of some cells, or of all cells."""
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     indices = nb.find_all(doc, args.cell_ids) if args.cell_ids else list(range(len(doc.ycells)))
     cleared = nb.clear_outputs(doc, indices)
     return ToolResult(f"Cleared outputs of {cleared} cells in {path}.", {"cleared": cleared})

@@ -7,6 +7,7 @@ import contextlib
 import time
 from typing import Any
 
+from jupyter_core.utils import ensure_async
 from pydantic import Field
 
 from .. import notebook as nb
@@ -43,7 +44,7 @@ async def execute_cells(ctx: ToolContext, args: ExecuteCells) -> ToolResult:
     notebook. Cancelling interrupts only if interrupt_on_cancel."""
     if not args.cell_ids and not args.all:
         raise ToolError("Say which cells: cell_ids=[...] or all=true.")
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     indices = list(range(len(doc.ycells))) if args.all else nb.find_all(doc, args.cell_ids or [])
     cells = [(nb.ids(doc)[i], nb.source(doc, i)) for i in indices if doc.ycells[i].get("cell_type") == "code"]
     if not cells:
@@ -74,7 +75,7 @@ async def insert_and_execute(ctx: ToolContext, args: InsertAndExecute) -> ToolRe
     """Insert a code cell (default: at the end) and run it; returns its id and outputs. Cancelling
     interrupts only if interrupt_on_cancel."""
     nb.check_source_size(args.source, ctx.services.limits.max_source_chars)
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     at = nb.position(doc, before=args.before, after=args.after, index=args.index)
     (cell_id,) = nb.insert(doc, at, [{"cell_type": "code", "source": args.source}])
     run = await _start(ctx, path, doc, [(cell_id, args.source)], True)
@@ -95,7 +96,7 @@ class ExecuteCode(Args):
 async def execute_code(ctx: ToolContext, args: ExecuteCode) -> ToolResult:
     """Run code in the notebook's kernel without adding a cell (scratch: nothing is saved).
     Cancelling interrupts only if interrupt_on_cancel."""
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     run = await _start(ctx, path, doc, [(None, args.code)], True)
     return await _finish(ctx, run, args.timeout, args.interrupt_on_cancel)
 
@@ -116,6 +117,10 @@ async def _start(
     ctx: ToolContext, path: str, doc: Any, cells: list[tuple[str | None, str]], stop: bool
 ) -> Run:
     kernel_name, _ = nb.kernel_info(doc)
+    if await ctx.services.kernels.session_for(path) is None:
+        # Starting the notebook's kernel is what Jupyter's own API guards with these permissions.
+        await ctx.require("sessions", "write", "starting a kernel")
+        await ctx.require("kernels", "write", "starting a kernel")
     kernel_id = await ctx.services.kernels.bind(path, kernel_name)
     return await ctx.services.execution.start(path, kernel_id, cells, stop_on_error=stop)
 
@@ -127,7 +132,11 @@ async def _finish(
     limits = ctx.services.limits
     wait = limits.default_timeout if timeout is None else max(0.0, min(timeout, limits.max_timeout))
     changed = asyncio.Event()
-    run.listeners.append(lambda _cell: changed.set())
+
+    def listener(_cell: Any) -> None:
+        changed.set()
+
+    run.listeners.append(listener)
     deadline = time.monotonic() + wait
     reported = 0
     try:
@@ -150,11 +159,17 @@ async def _finish(
                     await asyncio.wait_for(run.done.wait(), min(0.1, max(0.0, deadline - time.monotonic())))
     except asyncio.CancelledError:
         if interrupt_on_cancel and not run.done.is_set():
-            with contextlib.suppress(Exception):
-                await ctx.services.kernels.kernels.interrupt_kernel(run.kernel_id)
+            # Stop this run only: its cells still waiting are dropped, and the kernel is interrupted
+            # only if what it runs now is this run's (not a person's or another agent's cell).
+            for cell in run.cells:
+                if cell.status == "queued":
+                    cell.status = "skipped"
+            if ctx.services.execution.running_on(run.kernel_id) in run.cells:
+                with contextlib.suppress(Exception):
+                    await ensure_async(ctx.services.kernels.kernels.interrupt_kernel(run.kernel_id))
         raise
     finally:
-        run.listeners.pop()
+        run.listeners.remove(listener)
     return shape(run, ctx.services.limits, queued_note=started_here)
 
 

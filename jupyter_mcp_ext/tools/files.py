@@ -16,7 +16,7 @@ from pydantic import Field
 from tornado.web import HTTPError
 
 from ..errors import ToolError
-from ..paths import api_path
+from ..paths import api_path, walk
 from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 from .notebooks import _iso, _make_parents, _size
 
@@ -41,36 +41,28 @@ async def list_files(ctx: ToolContext, args: ListFiles) -> ToolResult:
     folder = await api_path(args.path, contents)
     if not await ensure_async(contents.dir_exists(folder)):
         raise ToolError(f"No folder at '{args.path}'. list_files with no path lists the server root.")
-    pending, seen, page = [folder], 0, []
+    seen, page = 0, []
     next_offset: int | None = None
-    while pending and next_offset is None:
-        current = pending.pop(0)
-        try:
-            model = await ensure_async(contents.get(current, content=True, type="directory"))
-        except HTTPError:
-            continue  # a folder we may not read is skipped, not fatal
-        for entry in sorted(model["content"], key=lambda e: e["name"]):
-            if entry["type"] == "directory" and args.recursive:
-                pending.append(entry["path"])
-            relative = posixpath.relpath(entry["path"], folder or ".")
-            if args.pattern and not fnmatch.fnmatch(
-                relative if "/" in args.pattern else entry["name"], args.pattern
-            ):
-                continue
-            seen += 1
-            if seen <= args.offset:
-                continue
-            if len(page) == PAGE:
-                next_offset = args.offset + PAGE
-                break
-            page.append(
-                {
-                    "path": entry["path"],
-                    "type": entry["type"],
-                    "size": entry.get("size"),
-                    "modified": _iso(entry.get("last_modified")),
-                }
-            )
+    async for entry in walk(contents, folder, recursive=args.recursive):
+        relative = posixpath.relpath(entry["path"], folder or ".")
+        if args.pattern and not fnmatch.fnmatch(
+            relative if "/" in args.pattern else entry["name"], args.pattern
+        ):
+            continue
+        seen += 1
+        if seen <= args.offset:
+            continue
+        if len(page) == PAGE:
+            next_offset = args.offset + PAGE
+            break
+        page.append(
+            {
+                "path": entry["path"],
+                "type": entry["type"],
+                "size": entry.get("size"),
+                "modified": _iso(entry.get("last_modified")),
+            }
+        )
     lines = [
         f"{e['path']}{'/' if e['type'] == 'directory' else ''}  "
         + (f"{_size(e['size'])}  " if e["type"] != "directory" else "")

@@ -60,7 +60,7 @@ async def _kernel_of(ctx: ToolContext, path: str) -> str:
     return kernel["id"]
 
 
-@tool("interrupt_kernel", NotebookPath, obj(interrupted="boolean"), resource="kernels", action="execute")
+@tool("interrupt_kernel", NotebookPath, obj(interrupted="boolean"), resource="kernels", action="write")
 async def interrupt_kernel(ctx: ToolContext, args: NotebookPath) -> ToolResult:
     """Interrupt what the notebook's kernel is running (KeyboardInterrupt)."""
     services = ctx.services
@@ -78,7 +78,7 @@ async def interrupt_kernel(ctx: ToolContext, args: NotebookPath) -> ToolResult:
     NotebookPath,
     obj(kernel_id="string"),
     resource="kernels",
-    action="execute",
+    action="write",
     destructive=True,
 )
 async def restart_kernel(ctx: ToolContext, args: NotebookPath) -> ToolResult:
@@ -138,25 +138,28 @@ class SetKernel(Args):
     obj(kernel_id="string", kernel_name="string"),
     resource="kernels",
     action="execute",
-    also=(("contents", "write"),),
+    also=(("kernels", "write"), ("sessions", "write"), ("contents", "write")),
 )
 async def set_kernel(ctx: ToolContext, args: SetKernel) -> ToolResult:
     """Switch the notebook to another kernel (its session and metadata); variables start empty."""
     kernels = ctx.services.kernels
     await kernels.check_kernelspec(args.kernel_name)
-    path, doc = await ctx.services.documents.open(args.path)
+    path = await ctx.services.documents.resolve(args.path)
     kernel_id = await kernels.switch(path, args.kernel_name)
     spec = (await ensure_async(kernels.kernelspecs.get_all_specs()))[args.kernel_name]["spec"]
-    meta = doc.ydoc.get("meta", type=Map)
-    metadata = meta.get("metadata")
-    metadata = metadata.to_py() if isinstance(metadata, Map) else dict(metadata or {})
-    metadata["kernelspec"] = {
+    kernelspec = {
         "name": args.kernel_name,
         "display_name": spec.get("display_name", args.kernel_name),
         "language": spec.get("language", ""),
     }
+    _, doc = await ctx.open_notebook(path)  # after the awaits above: a fresh handle
+    meta = doc.ydoc.get("meta", type=Map)
     with doc.ydoc.transaction():
-        meta["metadata"] = metadata
+        metadata = meta.get("metadata")
+        if isinstance(metadata, Map):  # JupyterLab reads notebook metadata as a shared map: keep it one
+            metadata["kernelspec"] = kernelspec
+        else:
+            meta["metadata"] = Map({**(metadata or {}), "kernelspec": kernelspec})
         doc.dirty = True
     return ToolResult(
         f"{path} now uses {args.kernel_name}.", {"kernel_id": kernel_id, "kernel_name": args.kernel_name}
@@ -172,7 +175,7 @@ class InspectVariables(Args):
 async def inspect_variables(ctx: ToolContext, args: InspectVariables) -> ToolResult:
     """The kernel's variables: type, shape/columns/length and a short repr (Python kernels)."""
     kernel_id = await _kernel_of(ctx, args.path)
-    _, doc = await ctx.services.documents.open(args.path)
+    _, doc = await ctx.open_notebook(args.path)
     if (nb.kernel_info(doc)[1] or "python") != "python":
         raise ToolError(
             "inspect_variables works with Python kernels; use execute_code to look inside others."

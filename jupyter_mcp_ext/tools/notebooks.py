@@ -14,7 +14,7 @@ from tornado.web import HTTPError
 from .. import notebook as nb
 from .. import notebook_text, outputs
 from ..errors import ToolError
-from ..paths import api_path, leads_outside
+from ..paths import api_path, walk
 from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 from .shapes import NewCell, check_new_cells
 
@@ -41,36 +41,28 @@ async def list_notebooks(ctx: ToolContext, args: ListNotebooks) -> ToolResult:
         s["path"]: s.get("kernel") or {} for s in await ensure_async(services.sessions.list_sessions())
     }
     found: list[dict[str, Any]] = []
-    pending, truncated = [folder], False
-    while pending and not truncated:
-        current = pending.pop(0)
-        try:
-            model = await ensure_async(services.contents.get(current, content=True, type="directory"))
-        except HTTPError as err:
-            if current == folder:
-                raise ToolError(f"No folder at '{args.path}' ({err.log_message or err.reason}).") from err
-            continue
-        for entry in sorted(model["content"], key=lambda e: e["path"]):
-            if leads_outside(entry["path"], services.contents):
-                continue  # a symbolic link out of the root: the tools refuse it, so it is not listed
-            if entry["type"] == "directory" and args.recursive:
-                pending.append(entry["path"])
-            elif entry["type"] == "notebook":
-                if len(found) >= MAX_LISTED:
-                    truncated = True
-                    break
-                kernel = kernels.get(entry["path"])
-                found.append(
-                    {
-                        "path": entry["path"],
-                        "size": entry.get("size"),
-                        "modified": _iso(entry.get("last_modified")),
-                        "open": services.documents.is_open_in_tab(entry["path"]),
-                        "kernel": {k: kernel.get(k) for k in ("id", "name", "execution_state")}
-                        if kernel
-                        else None,
-                    }
-                )
+    truncated = False
+    try:
+        async for entry in walk(services.contents, folder, recursive=args.recursive):
+            if entry["type"] != "notebook":
+                continue
+            if len(found) >= MAX_LISTED:
+                truncated = True
+                break
+            kernel = kernels.get(entry["path"])
+            found.append(
+                {
+                    "path": entry["path"],
+                    "size": entry.get("size"),
+                    "modified": _iso(entry.get("last_modified")),
+                    "open": services.documents.is_open_in_tab(entry["path"]),
+                    "kernel": {k: kernel.get(k) for k in ("id", "name", "execution_state")}
+                    if kernel
+                    else None,
+                }
+            )
+    except HTTPError as err:
+        raise ToolError(f"No folder at '{args.path}' ({err.log_message or err.reason}).") from err
     found.sort(key=lambda n: n["path"])
     lines = [
         f"{n['path']}  {_size(n['size'])}  {n['modified'][:16].replace('T', ' ')}"
@@ -153,7 +145,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     """Outline of a notebook: kernel, language, and per cell its id, index, type, execution count,
     first line, line count and outputs summary. Start here; use ids from it in other tools.
     format=py:percent: the notebook as a percent script instead."""
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     kernel, language = nb.kernel_info(doc)
     if args.format == "py:percent":
         text, unfaithful = notebook_text.to_text(doc)
@@ -205,7 +197,7 @@ async def search_notebook(ctx: ToolContext, args: SearchNotebook) -> ToolResult:
         raise ToolError(
             f"Invalid regular expression: {err}. Pass regex=false to search for the text as is."
         ) from err
-    path, doc = await ctx.services.documents.open(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     matches, truncated = [], False
     for i, cell_id in enumerate(nb.ids(doc)):
         for n, line in enumerate(nb.source(doc, i).splitlines(), start=1):
@@ -281,7 +273,7 @@ async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> Tool
     if path.endswith(".ipynb") and not await ensure_async(contents.file_exists(path)):
         notebook_text.check(args.text, max_source_chars=ctx.services.limits.max_source_chars)
         await create_notebook.run(ctx, CreateNotebook(path=path))
-    path, doc = await ctx.services.documents.open(path)
+    path, doc = await ctx.open_notebook(path)
     done = notebook_text.apply_text(doc, args.text, max_source_chars=ctx.services.limits.max_source_chars)
     summary = f"{done.inserted} inserted, {done.updated} updated, {done.moved} moved, {done.deleted} deleted"
     return ToolResult(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..limits import Limits
-from ..notebook import check_source_size
+from ..notebook import check_source_size, check_storable
 from ..toolkit import Args
 
 
@@ -18,4 +18,5 @@ class NewCell(Args):
 def check_new_cells(cells: list[NewCell], limits: Limits) -> None:
     for cell in cells:
         check_source_size(cell.source, limits.max_source_chars)
+        check_storable(cell.metadata)
     check_source_size("".join(c.source for c in cells), limits.max_source_chars)
