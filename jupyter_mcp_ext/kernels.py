@@ -14,7 +14,7 @@ import os
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,13 +78,20 @@ class KernelService:
             return await ensure_async(self.sessions.get_session(path=path))
         return None
 
-    async def bind(self, path: str, kernel_name: str | None) -> str:
-        """The kernel id of the notebook's session, starting one (once, however many ask) if none."""
+    async def bind(
+        self, path: str, kernel_name: str | None, *, before_start: Callable[[], Awaitable[None]] | None = None
+    ) -> str:
+        """The kernel id of the notebook's session, starting one (once, however many ask) if none.
+
+        ``before_start`` runs only when a kernel is about to be started (it may refuse by raising).
+        """
         async with self._binding[path]:
             session = await self.session_for(path)
             if session and session.get("kernel") and session["kernel"]["id"] in self.kernels:
                 kernel_id = session["kernel"]["id"]
             else:
+                if before_start is not None:
+                    await before_start()
                 name = kernel_name or self.kernels.default_kernel_name
                 await self.check_kernelspec(name)
                 try:

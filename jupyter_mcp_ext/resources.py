@@ -37,7 +37,7 @@ from tornado.web import HTTPError
 
 from ._version import __version__
 from .errors import ToolError
-from .handler import JUPYTER_HANDLER_KEY
+from .handler import handler_of, is_allowed
 from .paths import walk
 
 if TYPE_CHECKING:
@@ -97,12 +97,11 @@ def path_of(uri: str) -> str:
 
 async def require(ctx: ServerRequestContext[Any], action: str, what: str) -> Any:
     """The request's Jupyter handler, once Jupyter's authorizer allows ``action`` on contents."""
-    scope = getattr(ctx.request, "scope", None) or {}
-    handler = scope.get(JUPYTER_HANDLER_KEY)
+    handler = handler_of(ctx)
     if handler is None:
         raise MCPError(code=types.INVALID_REQUEST, message="This request carries no Jupyter identity.")
     user = handler.current_user
-    if not await ensure_async(handler.authorizer.is_authorized(handler, user, action, "contents")):
+    if not await is_allowed(handler, action, "contents"):
         raise MCPError(
             code=types.INVALID_REQUEST,
             message=f"Not permitted: user '{user.username}' may not {action} contents, so {what} was refused.",

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ._version import __version__
 from .errors import ToolError
-from .handler import JUPYTER_HANDLER_KEY
+from .handler import handler_of
 from .prompts import NotebookPrompts
 from .resources import NotebookResources
 from .services import Services
@@ -55,7 +55,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"Unknown tool '{params.name}'; tools/list names them."
             )
-        handler = _handler_of(ctx)
+        handler = handler_of(ctx)
         try:
             args = spec.args.model_validate(params.arguments or {})
             call = ToolContext(services, handler, ctx)
@@ -110,12 +110,6 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             on_list_prompts=prompts.list_prompts,
             on_get_prompt=prompts.get_prompt,
         )
-
-
-def _handler_of(ctx: ServerRequestContext[Any]) -> Any:
-    request = ctx.request
-    scope = getattr(request, "scope", None) or {}
-    return scope.get(JUPYTER_HANDLER_KEY)
 
 
 def _explain(err: ValidationError) -> str:

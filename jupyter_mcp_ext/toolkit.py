@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import mcp_types as types
-from jupyter_core.utils import ensure_async
 from pydantic import BaseModel, ConfigDict
 
 from .errors import ToolError
+from .handler import is_allowed
 
 if TYPE_CHECKING:
     from jupyter_server.base.handlers import JupyterHandler
@@ -63,14 +63,7 @@ class ToolContext:
 
     async def may(self, resource: str, action: str) -> bool:
         """Whether Jupyter's authorizer lets this call's user do ``action`` on ``resource``."""
-        handler = self.handler
-        if handler is None:
-            return False
-        return bool(
-            await ensure_async(
-                handler.authorizer.is_authorized(handler, handler.current_user, action, resource)
-            )
-        )
+        return await is_allowed(self.handler, action, resource)
 
     async def require(self, resource: str, action: str, what: str) -> None:
         """Refuse (a ToolError saying so) unless the authorizer allows it."""

@@ -117,11 +117,13 @@ async def _start(
     ctx: ToolContext, path: str, doc: Any, cells: list[tuple[str | None, str]], stop: bool
 ) -> Run:
     kernel_name, _ = nb.kernel_info(doc)
-    if await ctx.services.kernels.session_for(path) is None:
+
+    async def may_start() -> None:
         # Starting the notebook's kernel is what Jupyter's own API guards with these permissions.
         await ctx.require("sessions", "write", "starting a kernel")
         await ctx.require("kernels", "write", "starting a kernel")
-    kernel_id = await ctx.services.kernels.bind(path, kernel_name)
+
+    kernel_id = await ctx.services.kernels.bind(path, kernel_name, before_start=may_start)
     return await ctx.services.execution.start(path, kernel_id, cells, stop_on_error=stop)
 
 
