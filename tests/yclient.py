@@ -141,6 +141,9 @@ class YPeer:
     background task, so a peer may be opened in a fixture and closed in its teardown.
     """
 
+    file_format = "json"  # what the session request asks for, and the room's name: json:notebook:<id>
+    file_type = "notebook"
+
     def __init__(
         self,
         server_url: str,
@@ -186,14 +189,14 @@ class YPeer:
         async with httpx.AsyncClient(headers=self.headers, timeout=self.timeout) as client:
             resp = await client.put(
                 f"{self.server_url}api/collaboration/session/{quote(self.path)}",
-                json={"format": "json", "type": "notebook"},
+                json={"format": self.file_format, "type": self.file_type},
             )
         resp.raise_for_status()
         session = resp.json()
         self.file_id, self.session_id = session["fileId"], session["sessionId"]
-        self.room_id = f"json:notebook:{self.file_id}"
+        self.room_id = f"{self.file_format}:{self.file_type}:{self.file_id}"
         ready = asyncio.get_running_loop().create_future()
-        self._runner = asyncio.create_task(self._run(ready), name=f"YPeer {self.path}")
+        self._runner = asyncio.create_task(self._run(ready), name=f"{type(self).__name__} {self.path}")
         try:
             await ready  # raises the connection error, if any
             if self._sync_on_enter:
