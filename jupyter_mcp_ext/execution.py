@@ -29,6 +29,7 @@ from .output_model import Op, OutputModel
 log = logging.getLogger(__name__)
 
 KEEP_FINISHED = 200
+START_GRACE = 0.05  # seconds a run's start may wait to go into the document with what follows
 
 
 @dataclass(eq=False)  # identity: a run's cells are found with `in`
@@ -145,7 +146,9 @@ class ExecutionService:
 
     async def _run_cell(self, run: Run, link: Any, cell: CellRun) -> None:
         cell.status = "running"
-        await self._write(run, cell, [("clear",)], state="running", count=None)
+        # [*] and the first outputs are held for a moment: a quick cell then reaches the document
+        # (and its store) as one change, its end, instead of three a person could not tell apart.
+        show_at: float | None = time.monotonic() + START_GRACE
         inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
         msg_id = link.client.execute(
             cell.code, store_history=cell.cell_id is not None, allow_stdin=False, stop_on_error=True
@@ -156,11 +159,16 @@ class ExecutionService:
             while not cell._done.is_set():
                 waiter = asyncio.ensure_future(inbox.get())
                 ended = asyncio.ensure_future(cell._done.wait())
-                await asyncio.wait({waiter, ended}, return_when=asyncio.FIRST_COMPLETED)
+                timeout = None if show_at is None else max(0.0, show_at - time.monotonic())
+                await asyncio.wait({waiter, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 ended.cancel()
                 if not waiter.done():
                     waiter.cancel()
-                    break
+                    if cell._done.is_set():
+                        break
+                    show_at = None  # the grace is over and the cell still runs: show [*] now
+                    await self._write(run, cell, [], state="running", count=None)
+                    continue
                 batch = [waiter.result()]
                 while not inbox.empty():
                     batch.append(inbox.get_nowait())
@@ -171,10 +179,12 @@ class ExecutionService:
                 if cell._done.is_set():
                     # The last batch goes in with the end of the run: one transaction, not two.
                     cell._pending = ops + cell._pending
-                else:
+                elif show_at is None or time.monotonic() >= show_at:
                     # The count goes in only at the end, as JupyterLab does: a tab that sees a
                     # count takes the cell for idle and stops showing [*].
-                    await self._write(run, cell, ops, state=None, count=None)
+                    state = "running" if show_at is not None else None
+                    show_at = None
+                    await self._write(run, cell, ops, state=state, count=None)
                 if ops:
                     for listener in run.listeners:
                         listener(cell)

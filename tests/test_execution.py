@@ -3,6 +3,7 @@ the agent gets the outputs back."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import struct
@@ -114,6 +115,34 @@ async def test_insert_and_execute_returns_the_new_cell_and_its_value(
         assert "42" in text(result)
         cells = (await ok(agent, "get_notebook", path=path))["cells"]
         assert cells[-1]["id"] == data["cell_id"] and cells[-1]["execution_count"] == 2
+
+
+async def test_a_quick_cell_reaches_the_person_in_one_change_without_a_flicker(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("quick.ipynb", cells=["1 + 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        await ok(agent, "execute_code", path=path, code="0")  # the kernel is up and warm
+        seen = []
+
+        def look(_event):
+            cell = person.notebook.ycells[0]
+            state = (cell.get("execution_state"), cell.get("execution_count"), len(cell["outputs"]))
+            if not seen or seen[-1] != state:
+                seen.append(state)
+
+        look(None)
+        # Read after each update is applied (not inside it, where the document is borrowed).
+        person.ydoc.observe(lambda _e: asyncio.get_running_loop().call_soon(look, None))
+        cell_id = person.notebook.ycells[0]["id"]
+        result = await ok(agent, "execute_cells", path=path, cell_ids=[cell_id])
+        assert result["cells"][0]["outputs"][0]["text"] == "2"
+        await person.wait_for(lambda nb: nb.ycells[0].get("execution_count") == 1)
+    # Under a few milliseconds of [*] nobody could see: the cell goes from as it was to done.
+    assert seen[-1] == ("idle", 1, 1) and len(seen) == 2, seen
 
 
 async def test_an_exception_comes_back_as_a_readable_error(server_url, jp_auth_header, make_notebook):
