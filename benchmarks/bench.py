@@ -1,0 +1,136 @@
+"""A benchmark run's state: the server under test, the settings, the rows, the server's CPU per phase."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from .report import Row, ms, pct
+from .server import JupyterServer
+
+
+@dataclass
+class Settings:
+    quick: bool
+
+    @property
+    def warmup(self) -> int:
+        return 3 if self.quick else 10
+
+    @property
+    def reps(self) -> int:  # sub-second tool calls
+        return 12 if self.quick else 60
+
+    @property
+    def floor_reps(self) -> int:
+        return 20 if self.quick else 100
+
+    @property
+    def flood_reps(self) -> int:
+        return 1 if self.quick else 3
+
+    @property
+    def session_calls(self) -> int:  # per session in the concurrency scenario
+        return 15 if self.quick else 100
+
+
+class Phase:
+    """The timed part of a scenario: the server's CPU time over it, and a py-spy profile on request."""
+
+    def __init__(self, bench: Bench, name: str, calls: int):
+        self.bench, self.name, self.calls = bench, name, calls
+        self._spy: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Phase:
+        out = self.bench.profile_dir
+        if out is not None:
+            slug = "".join(c if c.isalnum() else "-" for c in self.name).strip("-")
+            self.raw_file = out / f"{slug}.txt"
+            self._spy = subprocess.Popen(
+                [
+                    str(Path(sys.executable).parent / "py-spy"),
+                    "record",
+                    "--pid",
+                    str(self.bench.server.pid),
+                    "--rate",
+                    "500",
+                    "--nonblocking",
+                    "--format",
+                    "raw",
+                    "-o",
+                    str(self.raw_file),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            time.sleep(0.5)  # py-spy attaches
+        self._cpu = self.bench.server_cpu()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        cpu = self.bench.server_cpu() - self._cpu
+        self.bench.cpu_ms[self.name] = cpu * 1000 / max(1, self.calls)
+        if self._spy is not None:
+            self._spy.send_signal(signal.SIGINT)
+            self._spy.wait(timeout=30)
+
+
+class Bench:
+    def __init__(
+        self, server: JupyterServer, settings: Settings, log: Callable[[str], None], profile: Path | None
+    ):
+        self.server = server
+        self.s = settings
+        self.log = log
+        self.profile_dir = profile
+        self.rows: list[Row] = []
+        self.raw: dict[str, list[float]] = {}
+        self.cpu_ms: dict[str, float] = {}  # scenario -> the server's CPU time per call
+        self.proc = psutil.Process(server.pid)
+
+    def server_cpu(self) -> float:
+        times = self.proc.cpu_times()
+        return times.user + times.system
+
+    def phase(self, name: str, calls: int) -> Phase:
+        return Phase(self, name, calls)
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        self.log(
+            f"  {row.scenario}: p50 {row.p50:.2f} {row.unit}, floor {row.floor:.2f} ({row.versus_text()})"
+        )
+
+    def latency_row(
+        self,
+        name: str,
+        values: list[float],
+        floor: float,
+        floor_name: str,
+        kind: str,
+        target: float,
+        text: str,
+    ) -> Row:
+        values_ms = ms(values)
+        self.raw[name] = values_ms
+        extra = {"server_cpu_ms_per_call": self.cpu_ms[name]} if name in self.cpu_ms else {}
+        return Row(
+            name,
+            "ms",
+            pct(values_ms, 0.5),
+            pct(values_ms, 0.95),
+            len(values),
+            floor,
+            floor_name,
+            kind,
+            target,
+            text,
+            extra,
+        )
