@@ -27,6 +27,7 @@ SCENARIOS = (
     "cell printing 100 MB: call time",
     "cell printing 100 MB: server RSS growth (peak)",
     "8 sessions concurrently: throughput",
+    "8 sessions: one server thread's ceiling (1 / CPU per call)",
 )
 
 

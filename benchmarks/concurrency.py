@@ -76,3 +76,21 @@ async def sessions(bench: Bench) -> None:
             },
         )
     )
+    # The server answers on one thread: it cannot serve more calls a second than its CPU per call
+    # allows, however many sessions ask. This is the ceiling the row above is held under.
+    ceiling = 1000 / bench.cpu_ms[name]
+    bench.rows.append(
+        Row(
+            "8 sessions: one server thread's ceiling (1 / CPU per call)",
+            "calls/s",
+            ceiling,
+            None,
+            8 * n,
+            0.0,
+            "-",
+            "info",
+            0,
+            "-",
+            {"ceiling_vs_8x_solo": ceiling / (8 * solo_rate)},
+        )
+    )

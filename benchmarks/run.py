@@ -48,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", type=Path, help="record the server with py-spy during each scenario into this folder"
     )
+    parser.add_argument(
+        "--without-ystore",
+        action="store_true",
+        help="diagnostic: collaboration's update store keeps nothing, to show its share of an edit",
+    )
     args = parser.parse_args(argv)
     settings = Settings(quick=args.quick)
 
@@ -55,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         print(text, file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    server = JupyterServer()
+    server = JupyterServer(without_ystore=args.without_ystore)
     try:
         server.start()
         log(f"jupyter server pid {server.pid} at {server.url} (root {server.root})")
@@ -71,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, "
         f"load {info['load_average'][0]:.1f}; {'quick' if settings.quick else 'full'} run in {elapsed:.0f} s\n"
     )
+    if args.without_ystore:
+        print("Diagnostic run: jupyter-collaboration's update store replaced by one that keeps nothing.\n")
     print(table(bench.rows))
     met = sum(r.met for r in bench.rows if r.kind != "info")
     total = sum(r.kind != "info" for r in bench.rows)

@@ -28,7 +28,8 @@ def free_port() -> int:
 
 
 class JupyterServer:
-    def __init__(self) -> None:
+    def __init__(self, *, without_ystore: bool = False) -> None:
+        self.without_ystore = without_ystore
         self.tmp = Path(tempfile.mkdtemp(prefix="jupyter-mcp-bench-"))
         self.root = self.tmp / "root"
         self.runtime = self.tmp / "runtime"
@@ -72,6 +73,10 @@ class JupyterServer:
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root}",
         ]
+        if self.without_ystore:
+            command.append("--YDocExtension.ystore_class=benchmarks.nostore.NoStore")
+            repo = str(Path(__file__).resolve().parent.parent)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH")]))
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")
         with self.log.open("wb") as log:
