@@ -8,10 +8,12 @@ few MB anyway. Here a large stream message keeps only the head it can use, decod
 from __future__ import annotations
 
 import json
+import re
 from hmac import compare_digest
 from typing import Any
 
 LARGE = 1_000_000  # content frames above this size are decoded frugally
+_BACKSLASH = re.compile(rb"\\")  # searched in a memoryview without copying it
 
 
 def read(session: Any, frames: list[Any], keep_chars: int) -> dict[str, Any]:
@@ -39,8 +41,8 @@ def read(session: Any, frames: list[Any], keep_chars: int) -> dict[str, Any]:
 
 
 def content_of(msg_type: str, frame: Any, keep_chars: int) -> dict[str, Any]:
-    """The message content; for a large stream, its first ``keep_chars`` characters and how many
-    more there were (``omitted``)."""
+    """The message content; for a large stream, as much of its text as ``keep_chars`` bytes of the
+    frame hold (the document's cap is in bytes), and about how many more bytes there were (``omitted``)."""
     raw = frame.buffer if hasattr(frame, "buffer") else frame
     if msg_type != "stream" or len(raw) <= max(LARGE, 4 * keep_chars + 1024):
         return json.loads(bytes(raw))
@@ -56,18 +58,27 @@ def _stream_head(raw: memoryview, keep_chars: int) -> dict[str, Any] | None:
     if name is None or start < 0:
         return None
     start += len(b'"text": "')
-    # Four bytes per character at most (the frame is larger still, so the text goes on past this);
-    # then step back off an escape or a character cut in half.
-    chunk = bytes(raw[start : start + 4 * keep_chars])
-    slash = chunk.rfind(b"\\", max(0, len(chunk) - 6))
-    while slash > 0 and chunk[slash - 1 : slash] == b"\\":
-        slash -= 1
-    if slash >= 0:
-        chunk = chunk[:slash]
+    # At most keep_chars bytes (every character takes one or more): a view of the frame, not a copy.
+    view = raw[start : start + keep_chars]
+    cut = len(view)
+    slash = bytes(view[max(0, cut - 6) : cut]).rfind(b"\\")
+    if slash >= 0:  # step back off an escape cut short, and the backslashes before it
+        cut = max(0, cut - 6) + slash
+        while cut > 0 and view[cut - 1] == 0x5C:
+            cut -= 1
+    while cut > 0 and (view[cut - 1] & 0xC0) == 0x80:  # off the tail of a character cut in half
+        cut -= 1
+    if cut > 0 and view[cut - 1] >= 0xC0:
+        cut -= 1
+    view = view[:cut]
     try:
-        text = json.loads(b'"' + chunk.decode("utf-8", errors="ignore").encode() + b'"')
+        if _BACKSLASH.search(view) is None:  # no escapes: the JSON string is the text itself
+            text = str(view, "utf-8")
+        else:
+            text = json.loads(b'"' + bytes(view) + b'"')
+            if text and "\ud800" <= text[-1] <= "\udbff":  # half of a surrogate pair
+                text = text[:-1]
     except ValueError:
         return None
     total = len(raw) - start  # the text's encoded size: an estimate of what was not decoded
-    text = text[:keep_chars]
-    return {"name": name, "text": text, "omitted": max(0, total - len(text.encode()))}
+    return {"name": name, "text": text, "omitted": max(0, total - cut)}

@@ -87,11 +87,20 @@ def test_errors_and_results_keep_their_fields():
 
 
 def test_a_huge_stream_message_is_decoded_only_as_far_as_it_is_kept():
-    text = 'é"\\\n' * 500_000 + "tail"
-    for order in ({"name": "stdout", "text": text}, {"text": text, "name": "stdout"}):
-        raw = json.dumps(order, ensure_ascii=False).encode()
-        content = content_of("stream", raw, 100_000)
-        assert content["name"] == "stdout" and content["text"] == text[:100_000]
-        assert content["omitted"] > 0
+    keep = 100_000
+    cases = [
+        ('é"\\\n' * 500_000 + "tail", False),  # escapes and a two-byte character, cut anywhere
+        ("€😀ab" * 300_000, False),  # three- and four-byte characters sent as they are
+        ("€😀ab" * 300_000, True),  # the same as \u escapes, a surrogate pair cut in half
+        ("x" * 3_000_000, False),  # plain text: decoded straight from the frame
+    ]
+    for text, ascii_only in cases:
+        for order in ({"name": "stdout", "text": text}, {"text": text, "name": "stdout"}):
+            raw = json.dumps(order, ensure_ascii=ascii_only).encode()
+            content = content_of("stream", raw, keep)
+            kept = content["text"]
+            assert content["name"] == "stdout" and text.startswith(kept)
+            encoded = len(json.dumps(kept, ensure_ascii=ascii_only).encode()) - 2
+            assert keep - 12 <= encoded <= keep and content["omitted"] > 0
     small = json.dumps({"name": "stderr", "text": "short"}).encode()
-    assert content_of("stream", small, 100_000) == {"name": "stderr", "text": "short"}
+    assert content_of("stream", small, keep) == {"name": "stderr", "text": "short"}
