@@ -28,7 +28,8 @@ from .output_model import Op, OutputModel
 
 log = logging.getLogger(__name__)
 
-KEEP_FINISHED = 200
+KEEP_FINISHED = 200  # finished runs kept for get_execution, at most this many
+KEEP_FINISHED_BYTES = 64 * 1024 * 1024  # and outputs of at most this size, together
 START_GRACE = 0.05  # seconds a run's start may wait to go into the document with what follows
 
 
@@ -116,13 +117,22 @@ class ExecutionService:
                 None,
             )
         self.runs[run.id] = run
-        if len(self.runs) > KEEP_FINISHED:
-            # Forget the oldest finished runs, wherever they are: an endless cell must not pin them.
-            finished = [rid for rid, r in self.runs.items() if r.done.is_set()]
-            for rid in finished[: len(self.runs) - KEEP_FINISHED]:
-                del self.runs[rid]
+        self._forget_old_runs()
         run.task = asyncio.create_task(self._run(run, link), name=f"jupyter-mcp-ext run {run.id}")
         return run
+
+    def _forget_old_runs(self, keep: Run | None = None) -> None:
+        """Forget the oldest finished runs beyond a count and a size (a flood's outputs are MBs),
+        wherever they are: an endless cell must not pin them. ``keep`` is just ended, not yet read."""
+        finished = [r for r in self.runs.values() if r.done.is_set() and r is not keep]
+        count = len(self.runs)
+        size = sum(c.model.kept_bytes for r in finished for c in r.cells)
+        for old in finished:
+            if count <= KEEP_FINISHED and size <= KEEP_FINISHED_BYTES:
+                break
+            del self.runs[old.id]
+            count -= 1
+            size -= sum(c.model.kept_bytes for c in old.cells)
 
     async def _run(self, run: Run, link: Any) -> None:
         try:
@@ -143,6 +153,7 @@ class ExecutionService:
                     cell.status = "skipped" if cell.status == "queued" else "died"
             run.ended = time.monotonic()
             run.done.set()
+            self._forget_old_runs(keep=run)
 
     async def _run_cell(self, run: Run, link: Any, cell: CellRun) -> None:
         cell.status = "running"

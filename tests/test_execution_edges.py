@@ -58,6 +58,19 @@ async def test_a_100mb_print_flood_keeps_server_memory_bounded(server_url, jp_au
     assert peak_growth < 300, f"server peak RSS grew by {peak_growth:.0f} MB"
 
 
+async def test_finished_runs_are_forgotten_oldest_first_once_their_outputs_pass_64mb(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("floods.ipynb")
+    code = "import sys\nsys.stdout.write('y' * 6_000_000)"  # each run keeps its cell's 5 MB cap
+    async with connect(server_url, jp_auth_header) as agent:
+        ids = [(await ok(agent, "execute_code", path=path, code=code))["execution_id"] for _ in range(16)]
+        gone = await agent.call_tool("get_execution", {"execution_id": ids[0]})
+        assert gone.is_error and "No execution" in text(gone)
+        last = await ok(agent, "get_execution", execution_id=ids[-1])
+        assert last["status"] == "ok" and last["cells"][0]["outputs"][0]["text"].startswith("yyy")
+
+
 async def test_progress_notifications_report_outputs_as_they_arrive(
     server_url, jp_auth_header, make_notebook
 ):
