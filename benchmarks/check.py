@@ -25,6 +25,7 @@ SCENARIOS = (
     "insert_and_execute 1+1",
     "execute_code 1+1",
     "cell printing 100 MB: call time",
+    "cell printing 100 MB, no MCP call: server RSS growth (peak)",
     "cell printing 100 MB: server RSS growth (peak)",
     "8 sessions concurrently: throughput",
     "8 sessions: one server thread's ceiling (1 / CPU per call)",

@@ -102,11 +102,55 @@ async def round_trip(bench: Bench, client: Client) -> None:
         bench.add(bench.latency_row(name, values, floor50, "execute_interactive", "ratio", 1.5, "<= 1.5x"))
 
 
+class PeakRSS:
+    """The server's peak RSS over a ``with`` block, sampled every 5 ms in a thread."""
+
+    def __init__(self, proc: psutil.Process):
+        self.proc = proc
+        self.before = self.peak = proc.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.peak = max(self.peak, self.proc.memory_info().rss)
+            except psutil.Error:
+                return
+            time.sleep(0.005)
+
+    def __enter__(self) -> PeakRSS:
+        self.before = self.peak = self.proc.memory_info().rss
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def growth_mb(self) -> float:
+        return (self.peak - self.before) / MB
+
+
 async def flood(bench: Bench, client: Client) -> None:
-    """A cell printing 100 MB: the call's time against the kernel's own, and the server's RSS."""
+    """A cell printing 100 MB: the call's time against the kernel's own, and the server's RSS.
+
+    The floor run goes first, on a kernel the server started for a REST session, so that its RSS
+    growth is the server's own (jupyter_server's activity watcher) with no MCP link to the kernel.
+    """
     s = bench.s
     bench.log("flood")
-    kc = await kernel_client(bench, client, "exec.ipynb")
+    path = "flood.ipynb"
+    async with httpx.AsyncClient(headers=bench.server.headers) as http:
+        created = await http.post(
+            f"{bench.server.url}api/sessions",
+            json={"path": path, "type": "notebook", "name": path, "kernel": {"name": "python3"}},
+        )
+    created.raise_for_status()
+    kc = AsyncKernelClient(connection_file=str(bench.server.connection_file(created.json()["kernel"]["id"])))
+    kc.load_connection_file()
+    kc.start_channels()
     received = [0]
 
     def count(msg: dict[str, Any]) -> None:
@@ -114,75 +158,62 @@ async def flood(bench: Bench, client: Client) -> None:
             received[0] += len(msg["content"]["text"])
 
     try:
+        await kc.wait_for_ready(timeout=60)
         floor = []
-        for _ in range(s.flood_reps):
-            start = time.perf_counter()
-            await kc.execute_interactive(FLOOD_CODE, output_hook=count, timeout=300)
-            floor.append(time.perf_counter() - start)
+        with PeakRSS(bench.proc) as server_only:
+            for _ in range(s.flood_reps):
+                start = time.perf_counter()
+                await kc.execute_interactive(FLOOD_CODE, output_hook=count, timeout=300)
+                floor.append(time.perf_counter() - start)
+            await asyncio.sleep(1.5)  # until the server's watcher has read it all
     finally:
         kc.stop_channels()
     if received[0] < 100 * MB * s.flood_reps * 0.99:
         raise RuntimeError(f"the flood printed only {received[0]} bytes")
-    await asyncio.sleep(1.5)  # let the floor run's messages drain through the server's reader
-    rss_before = bench.proc.memory_info().rss
-    peak = [rss_before]
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            try:
-                peak[0] = max(peak[0], bench.proc.memory_info().rss)
-            except psutil.Error:
-                return
-            time.sleep(0.005)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    await call(client, "execute_code", path=path, code="0")  # the extension links to the kernel
     calls = []
     name = "cell printing 100 MB: call time"
-    try:
-        with bench.phase(name, s.flood_reps):
-            for _ in range(s.flood_reps):
-                start = time.perf_counter()
-                out = await call(
-                    client, "insert_and_execute", path="exec.ipynb", source=FLOOD_CODE, timeout=300
-                )
-                calls.append(time.perf_counter() - start)
-                assert out["status"] == "ok", out
-                await call(client, "delete_cells", path="exec.ipynb", cell_ids=[out["cell_id"]])
-    finally:
-        stop.set()
-        sampler.join()
-    rss_after = bench.proc.memory_info().rss
+    with PeakRSS(bench.proc) as rss, bench.phase(name, s.flood_reps):
+        for _ in range(s.flood_reps):
+            start = time.perf_counter()
+            out = await call(client, "insert_and_execute", path=path, source=FLOOD_CODE, timeout=300)
+            calls.append(time.perf_counter() - start)
+            assert out["status"] == "ok", out
+            await call(client, "delete_cells", path=path, cell_ids=[out["cell_id"]])
     floor_ms = ms(floor)
     bench.raw["flood: kernel's own time"] = floor_ms
-    row = bench.latency_row(
-        name,
-        calls,
-        pct(floor_ms, 0.5),
-        "kernel's own time",
-        "ratio",
-        2.0,
-        "<= 2x",
+    bench.add(bench.latency_row(name, calls, pct(floor_ms, 0.5), "kernel's own time", "ratio", 2.0, "<= 2x"))
+    bench.rows.append(
+        Row(
+            "cell printing 100 MB, no MCP call: server RSS growth (peak)",
+            "MB",
+            server_only.growth_mb,
+            None,
+            s.flood_reps,
+            0.0,
+            "-",
+            "info",
+            0,
+            "-",
+            {"rss_before_mb": server_only.before / MB, "rss_peak_mb": server_only.peak / MB},
+        )
     )
-    bench.add(row)
-    growth = (peak[0] - rss_before) / MB
     bench.add(
         Row(
             "cell printing 100 MB: server RSS growth (peak)",
             "MB",
-            growth,
+            rss.growth_mb,
             None,
             s.flood_reps,
-            rss_before / MB,
+            rss.before / MB,
             "server RSS before",
             "max",
             100.0,
             "<= 100 MB",
             {
-                "rss_before_mb": rss_before / MB,
-                "rss_peak_mb": peak[0] / MB,
-                "rss_after_mb": rss_after / MB,
+                "rss_before_mb": rss.before / MB,
+                "rss_peak_mb": rss.peak / MB,
+                "rss_after_mb": bench.proc.memory_info().rss / MB,
             },
         )
     )

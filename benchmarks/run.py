@@ -29,6 +29,7 @@ async def run_all(bench: Bench) -> None:
     big = write_notebook(root, "big.ipynb", 500, big=True)
     bench.log(f"big.ipynb: {big.stat().st_size / MB:.2f} MB, 500 cells")
     write_notebook(root, "exec.ipynb", 1)
+    write_notebook(root, "flood.ipynb", 1)
     for i in range(8):
         write_notebook(root, f"conc-{i}.ipynb", 20)
     write_notebook(root, "solo.ipynb", 20)
