@@ -55,8 +55,9 @@ class DocumentService:
         return api
 
     def room_id(self, api: str) -> str:
-        file_id = self._settings["file_id_manager"].index(api)
-        return f"json:notebook:{file_id}"
+        ids = self._settings["file_id_manager"]
+        # A lookup first: index() opens a write transaction of the id database every time.
+        return f"json:notebook:{ids.get_id(api) or ids.index(api)}"
 
     def is_open_in_tab(self, api: str) -> bool:
         """Whether a client (a JupyterLab tab) is connected to the notebook's room right now."""

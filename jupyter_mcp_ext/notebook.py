@@ -258,8 +258,9 @@ def set_source(doc: YNotebook, i: int, new: str) -> None:
         doc.dirty = True
 
 
-def replace_once(doc: YNotebook, i: int, old: str, new: str) -> str:
-    """Replace the one occurrence of ``old`` in the cell's source; returns the new source."""
+def replace_once(doc: YNotebook, i: int, old: str, new: str, *, limit: int | None = None) -> str:
+    """Replace the one occurrence of ``old`` in the cell's source (that stays within ``limit``
+    characters); returns the new source."""
     text: Text = doc.ycells[i]["source"]
     current = str(text)
     if not old:
@@ -278,6 +279,8 @@ def replace_once(doc: YNotebook, i: int, old: str, new: str) -> str:
         )
     start = current.index(old)
     updated = current[:start] + new + current[start + len(old) :]
+    if limit is not None:
+        check_source_size(updated, limit)
     with doc.ydoc.transaction():
         # Splice only the replaced span, so the rest of the text (and any cursor in it) is untouched.
         byte_start = len(current[:start].encode())

@@ -41,7 +41,7 @@ async def api_path(path: str, contents: Any, *, what: str = "path") -> str:
         raise ToolError(f"'{path}' is hidden and this server does not serve hidden files.")
     real = real_path(normalised, contents)
     if real is not None:
-        if leads_outside(normalised, contents):
+        if _outside(real, contents.root_dir):
             raise ToolError(
                 f"'{path}' leads outside the Jupyter server root (a symbolic link); use a path inside it."
             )
@@ -66,9 +66,11 @@ def real_path(api: str, contents: Any) -> str | None:
 def leads_outside(api: str, contents: Any) -> bool:
     """Whether a normalised API path is a symbolic link (or inside one) out of the server root."""
     real = real_path(api, contents)
-    if real is None:
-        return False
-    real_root = _real_root(contents.root_dir)
+    return real is not None and _outside(real, contents.root_dir)
+
+
+def _outside(real: str, root: str) -> bool:
+    real_root = _real_root(root)
     return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 

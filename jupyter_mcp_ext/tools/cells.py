@@ -129,9 +129,7 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
     path, doc = await ctx.open_notebook(args.path)
     i = nb.find(doc, args.cell_id)
     if args.old_string is not None and args.new_string is not None:
-        current = nb.source(doc, i)
-        nb.check_source_size(current.replace(args.old_string, args.new_string, 1), limit)
-        nb.replace_once(doc, i, args.old_string, args.new_string)
+        nb.replace_once(doc, i, args.old_string, args.new_string, limit=limit)
     elif args.source is not None:
         nb.set_source(doc, i, args.source)
     if args.cell_type is not None:
@@ -139,10 +137,9 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
     if args.metadata is not None:
         nb.update_metadata(doc, i, args.metadata)
     head = nb.summary(doc, i)
-    source = nb.source(doc, i)
     return ToolResult(
         f"Updated cell {head['id']} ({head['type']}, {head['lines']} lines) in {path}.",
-        {"id": head["id"], "index": i, "type": head["type"], "source": source},
+        {"id": head["id"], "index": i, "type": head["type"], "source": nb.source(doc, i)},
     )
 
 
