@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,3 +134,34 @@ class Bench:
             text,
             extra,
         )
+
+    async def rounds(
+        self, group: str, ops: dict[str, Callable[[], Awaitable[float | None]]], reps: int, block: int = 10
+    ) -> dict[str, list[float]]:
+        """Wall times of each op, taken in turns: ``block`` calls of each per round, the order rotating.
+
+        Scenarios and their floors are measured side by side, so that the machine's drift (these
+        VMs are noisy) falls on both alike. Within a block an op's background work (the
+        collaboration store's write of an edit) lands on its own next call, as it does when an agent
+        repeats a call, rather than on a floor. An op that cleans up after itself (untimed) returns
+        the seconds of its timed part. The server's CPU time is summed per op around its own calls.
+        """
+        names = list(ops)
+        for _ in range(self.s.warmup):
+            for name in names:
+                await ops[name]()
+        times: dict[str, list[float]] = {name: [] for name in names}
+        cpu = dict.fromkeys(names, 0.0)
+        rounds = max(1, reps // block)
+        with self.phase(group, rounds * block * len(names)):
+            for r in range(rounds):
+                for name in names[r % len(names) :] + names[: r % len(names)]:
+                    before = self.server_cpu()
+                    for _ in range(block):
+                        start = time.perf_counter()
+                        took = await ops[name]()
+                        times[name].append(time.perf_counter() - start if took is None else took)
+                    cpu[name] += self.server_cpu() - before
+        for name in names:
+            self.cpu_ms[name] = cpu[name] * 1000 / (rounds * block)
+        return times

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -63,19 +62,6 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     return result.structured_content or {}
 
 
-async def timed(fn: Callable[[], Awaitable[Any]], reps: int, warmup: int, phase: Any = None) -> list[float]:
-    """Wall time of ``fn`` over ``reps`` calls after ``warmup`` untimed ones (inside ``phase``)."""
-    for _ in range(warmup):
-        await fn()
-    out = []
-    with phase if phase is not None else contextlib.nullcontext():
-        for _ in range(reps):
-            start = time.perf_counter()
-            await fn()
-            out.append(time.perf_counter() - start)
-    return out
-
-
 class Editor:
     """The three editing calls on one notebook, each keeping the notebook as it was."""
 
@@ -104,15 +90,10 @@ class Editor:
             self.client, "update_cell", path=self.path, cell_id=self.target, old_string=old, new_string=new
         )
 
-    async def timed_insert(self, reps: int, warmup: int, phase: Any) -> list[float]:
-        """Insert timed; the inserted cell is deleted (untimed), so the notebook keeps its size."""
-        out = []
-        for _ in range(warmup):
-            await call(self.client, "delete_cells", path=self.path, cell_ids=[await self.insert()])
-        with phase:
-            for _ in range(reps):
-                start = time.perf_counter()
-                new_id = await self.insert()
-                out.append(time.perf_counter() - start)
-                await call(self.client, "delete_cells", path=self.path, cell_ids=[new_id])
-        return out
+    async def insert_then_delete(self) -> float:
+        """Seconds the insert took; the cell is deleted after it (untimed), so the notebook keeps its size."""
+        start = time.perf_counter()
+        new_id = await self.insert()
+        took = time.perf_counter() - start
+        await call(self.client, "delete_cells", path=self.path, cell_ids=[new_id])
+        return took

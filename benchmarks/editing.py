@@ -5,34 +5,53 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from mcp.client import Client
 
 from .bench import Bench
-from .client import Editor, call, cell_ids, timed
+from .client import Editor, call, cell_ids
 from .report import Row, ms, pct
 from .yjs import YPeer
 
 
 async def edits(bench: Bench, client: Client, small: Path, big: Path) -> None:
-    s = bench.s
+    """Read, insert and update on both notebooks, the outline, and ping, measured in turns."""
     bench.log("editing")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ping is gone from the 2026 protocol; this session is older
-        ping = ms(
-            await timed(client.send_ping, s.floor_reps, s.warmup, bench.phase("MCP ping", s.floor_reps))
-        )
-    bench.raw["MCP ping"] = ping
-    ping50 = pct(ping, 0.5)
+    eds = {
+        "20-cell": Editor(client, small.name, cell_ids(small)),
+        "500-cell": Editor(client, big.name, cell_ids(big)),
+    }
+
+    async def ping() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ping is gone from the 2026 protocol; this session is older
+            await client.send_ping()
+
+    async def outline() -> None:
+        await call(client, "get_notebook", path=big.name)
+
+    ops: dict[str, Callable[[], Awaitable[float | None]]] = {"MCP ping": ping}
+    for label, ed in eds.items():
+        ops |= {
+            f"read_cells, {label}": ed.read,
+            f"insert_cells, {label}": ed.insert_then_delete,
+            f"update_cell, {label}": ed.update,
+        }
+    ops["get_notebook outline, 500-cell"] = outline
+    times = await bench.rounds("editing", ops, bench.s.floor_reps)
+    ping_ms = ms(times["MCP ping"])
+    bench.raw["MCP ping"] = ping_ms
+    ping50 = pct(ping_ms, 0.5)
     bench.rows.append(
         Row(
             "MCP ping (floor)",
             "ms",
             ping50,
-            pct(ping, 0.95),
-            len(ping),
+            pct(ping_ms, 0.95),
+            len(ping_ms),
             0.0,
             "-",
             "info",
@@ -41,38 +60,21 @@ async def edits(bench: Bench, client: Client, small: Path, big: Path) -> None:
             {"server_cpu_ms_per_call": bench.cpu_ms["MCP ping"]},
         )
     )
-    small_rows: dict[str, Row] = {}
-    for label, path, in_big in (("20-cell", small, False), ("500-cell", big, True)):
-        ed = Editor(client, path.name, cell_ids(path))
-        read = await timed(ed.read, s.reps, s.warmup, bench.phase(f"read_cells, {label}", s.reps))
-        insert = await ed.timed_insert(s.reps, s.warmup, bench.phase(f"insert_cells, {label}", s.reps))
-        update = await timed(ed.update, s.reps, s.warmup, bench.phase(f"update_cell, {label}", s.reps))
-        measured = (
-            ("read_cells", read, 1.0),
-            ("insert_cells", insert, 2.0),
-            ("update_cell", update, 2.0),
+    tools = (("read_cells", 1.0), ("insert_cells", 2.0), ("update_cell", 2.0))
+    small50 = {}
+    for tool, limit in tools:
+        name = f"{tool}, 20-cell"
+        row = bench.latency_row(name, times[name], ping50, "MCP ping", "diff", limit, f"<= +{limit:g} ms")
+        small50[tool] = row.p50
+        bench.add(row)
+    for tool, _ in tools:
+        name = f"{tool}, 500-cell"
+        bench.add(
+            bench.latency_row(name, times[name], small50[tool], f"{tool}, 20-cell", "ratio", 2.0, "<= 2x")
         )
-        for tool, values, limit in measured:
-            name = f"{tool}, {label}"
-            if in_big:
-                base = small_rows[tool].p50
-                row = bench.latency_row(name, values, base, f"{tool}, 20-cell", "ratio", 2.0, "<= 2x")
-            else:
-                row = bench.latency_row(name, values, ping50, "MCP ping", "diff", limit, f"<= +{limit:g} ms")
-                small_rows[tool] = row
-            bench.add(row)
-        if in_big:
-            read_big = pct(ms(read), 0.5)
-            name = "get_notebook outline, 500-cell"
-            outline = await timed(
-                lambda: call(client, "get_notebook", path="big.ipynb"),
-                s.reps,
-                s.warmup,
-                bench.phase(name, s.reps),
-            )
-            bench.add(
-                bench.latency_row(name, outline, read_big, "read_cells, 500-cell", "ratio", 10.0, "<= 10x")
-            )
+    read_big = pct(ms(times["read_cells, 500-cell"]), 0.5)
+    name = "get_notebook outline, 500-cell"
+    bench.add(bench.latency_row(name, times[name], read_big, "read_cells, 500-cell", "ratio", 10.0, "<= 10x"))
 
 
 async def visibility(bench: Bench, client: Client, small: Path) -> None:

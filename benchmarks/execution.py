@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -14,8 +13,8 @@ import psutil
 from jupyter_client.asynchronous import AsyncKernelClient
 from mcp.client import Client
 
-from .bench import Bench, Phase
-from .client import call, timed
+from .bench import Bench
+from .client import call
 from .report import Row, ms, pct
 
 MB = 1024 * 1024
@@ -35,19 +34,36 @@ async def kernel_client(bench: Bench, client: Client, path: str) -> AsyncKernelC
 
 
 async def round_trip(bench: Bench, client: Client) -> None:
-    s = bench.s
+    """``1+1`` through insert_and_execute and execute_code, in turns with jupyter_client's own
+    ``execute_interactive`` on the same kernel (the floor)."""
     bench.log("execution")
-    kc = await kernel_client(bench, client, "exec.ipynb")
+    path = "exec.ipynb"
+    kc = await kernel_client(bench, client, path)
+
+    async def direct() -> None:
+        reply = await kc.execute_interactive("1+1", output_hook=lambda _msg: None, timeout=60)
+        assert reply["content"]["status"] == "ok"
+
+    async def insert_and_execute() -> float:
+        start = time.perf_counter()
+        out = await call(client, "insert_and_execute", path=path, source="1+1")
+        took = time.perf_counter() - start
+        assert out["status"] == "ok", out
+        await call(client, "delete_cells", path=path, cell_ids=[out["cell_id"]])  # untimed
+        return took
+
+    async def execute_code() -> None:
+        out = await call(client, "execute_code", path=path, code="1+1")
+        assert out["status"] == "ok", out
+
+    floor_name = "execute_interactive 1+1"
+    ops = {floor_name: direct, "insert_and_execute 1+1": insert_and_execute, "execute_code 1+1": execute_code}
     try:
-
-        async def direct() -> None:
-            reply = await kc.execute_interactive("1+1", output_hook=lambda _msg: None, timeout=60)
-            assert reply["content"]["status"] == "ok"
-
-        floor = ms(await timed(direct, s.floor_reps, s.warmup))
+        times = await bench.rounds("execution", ops, bench.s.floor_reps)
     finally:
         kc.stop_channels()
-    bench.raw["execute_interactive 1+1"] = floor
+    floor = ms(times[floor_name])
+    bench.raw[floor_name] = floor
     floor50 = pct(floor, 0.5)
     bench.rows.append(
         Row(
@@ -63,43 +79,10 @@ async def round_trip(bench: Bench, client: Client) -> None:
             "-",
         )
     )
-
-    last_cell = [""]  # the cell the last insert_and_execute added
-
-    async def insert_and_execute() -> None:
-        out = await call(client, "insert_and_execute", path="exec.ipynb", source="1+1")
-        assert out["status"] == "ok", out
-        last_cell[0] = out["cell_id"]
-
-    async def cleanup_after(fn: Callable[[], Awaitable[None]], phase: Phase) -> list[float]:
-        """Timed; the cell it added is deleted after each call (untimed)."""
-        values = []
-        for _ in range(s.warmup):
-            await fn()
-            await call(client, "delete_cells", path="exec.ipynb", cell_ids=[last_cell[0]])
-        with phase:
-            for _ in range(s.reps):
-                start = time.perf_counter()
-                await fn()
-                values.append(time.perf_counter() - start)
-                await call(client, "delete_cells", path="exec.ipynb", cell_ids=[last_cell[0]])
-        return values
-
-    async def execute_code() -> None:
-        out = await call(client, "execute_code", path="exec.ipynb", code="1+1")
-        assert out["status"] == "ok", out
-
-    for name, values in (
-        (
-            "insert_and_execute 1+1",
-            await cleanup_after(insert_and_execute, bench.phase("insert_and_execute 1+1", s.reps)),
-        ),
-        (
-            "execute_code 1+1",
-            await timed(execute_code, s.reps, s.warmup, bench.phase("execute_code 1+1", s.reps)),
-        ),
-    ):
-        bench.add(bench.latency_row(name, values, floor50, "execute_interactive", "ratio", 1.5, "<= 1.5x"))
+    for name in ("insert_and_execute 1+1", "execute_code 1+1"):
+        bench.add(
+            bench.latency_row(name, times[name], floor50, "execute_interactive", "ratio", 1.5, "<= 1.5x")
+        )
 
 
 class PeakRSS:
