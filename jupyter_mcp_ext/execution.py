@@ -290,7 +290,7 @@ class ExecutionService:
                 ycell["execution_state"] = state
             if count is not None or state == "running":
                 ycell["execution_count"] = count
-            doc.dirty = True
+            nb.mark_dirty(doc)
 
     # -- control -------------------------------------------------------------------------
 

@@ -42,6 +42,13 @@ class _IdCache:
 _caches: weakref.WeakKeyDictionary[YNotebook, _IdCache] = weakref.WeakKeyDictionary()
 
 
+def mark_dirty(doc: Any) -> None:
+    """Flag unsaved changes, as a tab does. Only when not flagged already: every write of the flag
+    is an update that each peer receives and the collaboration store keeps."""
+    if doc.dirty is not True:
+        doc.dirty = True
+
+
 def _cache(doc: YNotebook) -> _IdCache:
     cache = _caches.get(doc)
     if cache is None:
@@ -245,7 +252,7 @@ def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
                 cell.update(outputs=[], execution_count=None)
             doc.ycells.insert(at + offset, doc.create_ycell(cell))
             new_ids.append(cell_id)
-        doc.dirty = True
+        mark_dirty(doc)
     _remember(doc, before[:at] + new_ids + before[at:])
     return new_ids
 
@@ -255,7 +262,7 @@ def set_source(doc: YNotebook, i: int, new: str) -> None:
     text: Text = doc.ycells[i]["source"]
     with doc.ydoc.transaction():
         splice(text, str(text), new)
-        doc.dirty = True
+        mark_dirty(doc)
 
 
 def replace_once(doc: YNotebook, i: int, old: str, new: str, *, limit: int | None = None) -> str:
@@ -285,7 +292,7 @@ def replace_once(doc: YNotebook, i: int, old: str, new: str, *, limit: int | Non
         # Splice only the replaced span, so the rest of the text (and any cursor in it) is untouched.
         byte_start = len(current[:start].encode())
         _splice_bytes(text, byte_start, old, new)
-        doc.dirty = True
+        mark_dirty(doc)
     return updated
 
 
@@ -330,7 +337,7 @@ def set_type(doc: YNotebook, i: int, cell_type: str) -> None:
     order = ids(doc)
     with doc.ydoc.transaction():
         doc.set_cell(i, cell)
-        doc.dirty = True
+        mark_dirty(doc)
     _remember(doc, order)
 
 
@@ -347,7 +354,7 @@ def update_metadata(doc: YNotebook, i: int, patch: dict[str, Any]) -> None:
                     del meta[key]
             else:
                 meta[key] = value
-        doc.dirty = True
+        mark_dirty(doc)
 
 
 def delete(doc: YNotebook, indices: list[int]) -> None:
@@ -355,7 +362,7 @@ def delete(doc: YNotebook, indices: list[int]) -> None:
     with doc.ydoc.transaction():
         for i in sorted(gone, reverse=True):
             del doc.ycells[i]
-        doc.dirty = True
+        mark_dirty(doc)
     _remember(doc, [cid for i, cid in enumerate(before) if i not in gone])
 
 
@@ -375,7 +382,7 @@ def move(doc: YNotebook, src: int, dest: int) -> int:
     with doc.ydoc.transaction():
         del doc.ycells[src]
         doc.ycells.insert(target, doc.create_ycell(cell))
-        doc.dirty = True
+        mark_dirty(doc)
     order.insert(target, order.pop(src))
     _remember(doc, order)
     return target
@@ -398,7 +405,7 @@ def clear_outputs(doc: YNotebook, indices: list[int]) -> int:
                 ycell["outputs"] = Array()
             ycell["execution_count"] = None
         if cleared:
-            doc.dirty = True
+            mark_dirty(doc)
     return cleared
 
 

@@ -163,7 +163,7 @@ def apply_text(doc: YNotebook, text: str, *, max_source_chars: int) -> Applied:
             result.cell_ids.append(str(cell.id))
             if _update(doc, i, cell):
                 result.updated += 1
-        doc.dirty = True
+        nb.mark_dirty(doc)
     return result
 
 

@@ -160,7 +160,7 @@ async def set_kernel(ctx: ToolContext, args: SetKernel) -> ToolResult:
             metadata["kernelspec"] = kernelspec
         else:
             meta["metadata"] = Map({**(metadata or {}), "kernelspec": kernelspec})
-        doc.dirty = True
+        nb.mark_dirty(doc)
     return ToolResult(
         f"{path} now uses {args.kernel_name}.", {"kernel_id": kernel_id, "kernel_name": args.kernel_name}
     )
