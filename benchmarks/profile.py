@@ -1,6 +1,6 @@
-"""Summarise a py-spy raw profile (``--profile DIR`` writes one per scenario): where the server's CPU went.
+"""Summarise a py-spy raw profile (``--profile DIR`` writes one per scenario group): where the server's CPU went.
 
-``python -m benchmarks.profile DIR/insert-cells--500-cell.txt [--top 25] [--only jupyter_mcp_ext]``
+``python -m benchmarks.profile DIR/editing.txt [--top 25] [--only jupyter_mcp_ext]``
 prints, per function (``name (file:line)`` of its definition as py-spy reports it), the share of
 samples in which it is on the stack (total) and on top of it (self).
 """
