@@ -121,10 +121,11 @@ class ExecutionService:
         run.task = asyncio.create_task(self._run(run, link), name=f"jupyter-mcp-ext run {run.id}")
         return run
 
-    def _forget_old_runs(self, keep: Run | None = None) -> None:
-        """Forget the oldest finished runs beyond a count and a size (a flood's outputs are MBs),
-        wherever they are: an endless cell must not pin them. ``keep`` is just ended, not yet read."""
-        finished = [r for r in self.runs.values() if r.done.is_set() and r is not keep]
+    def _forget_old_runs(self) -> None:
+        """Forget the runs that finished first beyond a count and a size (a flood's outputs are MBs),
+        wherever they are: an endless cell must not pin them. The last to finish is always kept:
+        its caller may be about to read it with get_execution."""
+        finished = [r for r in self.runs.values() if r.done.is_set()][:-1]  # in the order they ended
         count = len(self.runs)
         size = sum(c.model.kept_bytes for r in finished for c in r.cells)
         for old in finished:
@@ -153,7 +154,9 @@ class ExecutionService:
                     cell.status = "skipped" if cell.status == "queued" else "died"
             run.ended = time.monotonic()
             run.done.set()
-            self._forget_old_runs(keep=run)
+            if run.id in self.runs:
+                self.runs.move_to_end(run.id)
+            self._forget_old_runs()
 
     async def _run_cell(self, run: Run, link: Any, cell: CellRun) -> None:
         cell.status = "running"
@@ -271,6 +274,7 @@ class ExecutionService:
             cell.note = "the cell stopped being a code cell while it ran; outputs are only in this result"
             return
         with doc.ydoc.transaction():
+            first = cell._synced == -1
             youtputs = ycell.get("outputs")
             if not isinstance(youtputs, Array):
                 ycell["outputs"] = youtputs = Array()
@@ -288,7 +292,8 @@ class ExecutionService:
             cell._synced = len(youtputs)
             if state is not None:
                 ycell["execution_state"] = state
-            if count is not None or state == "running":
+            if count is not None or state == "running" or first:
+                # A run's first write clears the old count even when the run never got one.
                 ycell["execution_count"] = count
             nb.mark_dirty(doc)
 
@@ -298,7 +303,7 @@ class ExecutionService:
         return self._current.get(kernel_id)
 
     async def stop(self) -> None:
-        for run in self.runs.values():
+        for run in list(self.runs.values()):  # each run, as it ends, forgets older ones
             if run.task is not None and not run.task.done():
                 run.task.cancel()
                 with contextlib.suppress(BaseException):

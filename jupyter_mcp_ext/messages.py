@@ -42,7 +42,8 @@ def read(session: Any, frames: list[Any], keep_chars: int) -> dict[str, Any]:
 
 def content_of(msg_type: str, frame: Any, keep_chars: int) -> dict[str, Any]:
     """The message content; for a large stream, as much of its text as ``keep_chars`` bytes of the
-    frame hold (the document's cap is in bytes), and about how many more bytes there were (``omitted``)."""
+    frame hold (at most that many characters, fewer where they are escaped or multi-byte), and about
+    how many more bytes there were (``omitted``)."""
     raw = frame.buffer if hasattr(frame, "buffer") else frame
     if msg_type != "stream" or len(raw) <= max(LARGE, 4 * keep_chars + 1024):
         return json.loads(bytes(raw))
@@ -62,10 +63,13 @@ def _stream_head(raw: memoryview, keep_chars: int) -> dict[str, Any] | None:
     view = raw[start : start + keep_chars]
     cut = len(view)
     slash = bytes(view[max(0, cut - 6) : cut]).rfind(b"\\")
-    if slash >= 0:  # step back off an escape cut short, and the backslashes before it
-        cut = max(0, cut - 6) + slash
-        while cut > 0 and view[cut - 1] == 0x5C:
-            cut -= 1
+    if slash >= 0:
+        # The last backslash starts an escape (which may be cut short) when the run of backslashes
+        # it ends is odd; an even run is whole escaped backslashes. Counted in C: a run may be MBs.
+        slash += max(0, cut - 6)
+        before = bytes(view[: slash + 1])
+        if (len(before) - len(before.rstrip(b"\\"))) % 2:
+            cut = slash
     while cut > 0 and (view[cut - 1] & 0xC0) == 0x80:  # off the tail of a character cut in half
         cut -= 1
     if cut > 0 and view[cut - 1] >= 0xC0:

@@ -126,6 +126,7 @@ async def test_a_quick_cell_reaches_the_person_in_one_change_without_a_flicker(
         connect(server_url, jp_auth_header) as agent,
     ):
         await ok(agent, "execute_code", path=path, code="0")  # the kernel is up and warm
+        cell_id = person.notebook.ycells[0]["id"]
         seen = []
 
         def look(_event):
@@ -134,15 +135,22 @@ async def test_a_quick_cell_reaches_the_person_in_one_change_without_a_flicker(
             if not seen or seen[-1] != state:
                 seen.append(state)
 
-        look(None)
         # Read after each update is applied (not inside it, where the document is borrowed).
         person.ydoc.observe(lambda _e: asyncio.get_running_loop().call_soon(look, None))
-        cell_id = person.notebook.ycells[0]["id"]
-        result = await ok(agent, "execute_cells", path=path, cell_ids=[cell_id])
-        assert result["cells"][0]["outputs"][0]["text"] == "2"
-        await person.wait_for(lambda nb: nb.ycells[0].get("execution_count") == 1)
-    # Under a few milliseconds of [*] nobody could see: the cell goes from as it was to done.
-    assert seen[-1] == ("idle", 1, 1) and len(seen) == 2, seen
+        histories = []
+        # A loaded machine may hold 1+1 past the 50 ms grace once; three runs all that slow is a bug.
+        for count in (1, 2, 3):
+            seen.clear()
+            look(None)
+            result = await ok(agent, "execute_cells", path=path, cell_ids=[cell_id])
+            assert result["cells"][0]["outputs"][0]["text"] == "2"
+            await person.wait_for(lambda nb, n=count: nb.ycells[0].get("execution_count") == n)
+            histories.append(list(seen))
+            # Under a few milliseconds of [*] nobody could see: the cell goes from as it was to done.
+            if seen[-1] == ("idle", count, 1) and len(seen) == 2:
+                break
+        else:
+            raise AssertionError(f"every run showed intermediate states: {histories}")
 
 
 async def test_an_exception_comes_back_as_a_readable_error(server_url, jp_auth_header, make_notebook):

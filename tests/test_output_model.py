@@ -93,6 +93,8 @@ def test_a_huge_stream_message_is_decoded_only_as_far_as_it_is_kept():
         ("€😀ab" * 300_000, False),  # three- and four-byte characters sent as they are
         ("€😀ab" * 300_000, True),  # the same as \u escapes, a surrogate pair cut in half
         ("x" * 3_000_000, False),  # plain text: decoded straight from the frame
+        ("\\" * 3_000_000, False),  # one long run of escaped backslashes, cut inside it
+        ("a" + "\\" * 3_000_000, False),  # the same, cut at the other parity
     ]
     for text, ascii_only in cases:
         for order in ({"name": "stdout", "text": text}, {"text": text, "name": "stdout"}):
