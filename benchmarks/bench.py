@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import signal
 import subprocess
 import sys
@@ -138,7 +139,7 @@ class Bench:
     async def rounds(
         self, group: str, ops: dict[str, Callable[[], Awaitable[float | None]]], reps: int, block: int = 10
     ) -> dict[str, list[float]]:
-        """Wall times of each op, taken in turns: ``block`` calls of each per round, the order rotating.
+        """Wall times of each op, taken in turns: ``block`` calls of each per round, in a shuffled order.
 
         Scenarios and their floors are measured side by side, so that the machine's drift (these
         VMs are noisy) falls on both alike. Within a block an op's background work (the
@@ -153,9 +154,12 @@ class Bench:
         times: dict[str, list[float]] = {name: [] for name in names}
         cpu = dict.fromkeys(names, 0.0)
         rounds = max(1, reps // block)
+        order = random.Random(len(names))  # the same shuffles every run: comparable runs
         with self.phase(group, rounds * block * len(names)):
-            for r in range(rounds):
-                for name in names[r % len(names) :] + names[: r % len(names)]:
+            for _ in range(rounds):
+                # Shuffled, not rotated: a rotation keeps each op's neighbours, so the background
+                # work of one op's last call would always land on the same other op.
+                for name in order.sample(names, len(names)):
                     before = self.server_cpu()
                     for _ in range(block):
                         start = time.perf_counter()
