@@ -84,6 +84,8 @@ class ExecutionService:
         self.max_document_output_bytes = max_document_output_bytes
         self.runs: OrderedDict[str, Run] = OrderedDict()
         self._current: dict[str, CellRun] = {}  # kernel id -> the cell running on it now
+        self._finished_bytes = 0  # outputs kept by the finished runs in self.runs
+        self._last_finished: str | None = None
         kernels.on_kernel_event(self._on_kernel_event)
 
     def get(self, execution_id: str) -> Run:
@@ -124,16 +126,21 @@ class ExecutionService:
     def _forget_old_runs(self) -> None:
         """Forget the runs that finished first beyond a count and a size (a flood's outputs are MBs),
         wherever they are: an endless cell must not pin them. The last to finish is always kept:
-        its caller may be about to read it with get_execution."""
-        finished = [r for r in self.runs.values() if r.done.is_set()][:-1]  # in the order they ended
-        count = len(self.runs)
-        size = sum(c.model.kept_bytes for r in finished for c in r.cells)
-        for old in finished:
-            if count <= KEEP_FINISHED and size <= KEEP_FINISHED_BYTES:
+        its caller may be about to read it with get_execution. Runs at every start and end, so it
+        looks only as far as it must: finished runs move to the end of ``runs`` as they end."""
+        over_count = len(self.runs) - KEEP_FINISHED
+        over_bytes = self._finished_bytes - KEEP_FINISHED_BYTES
+        doomed = []
+        for old in self.runs.values():
+            if over_count <= 0 and over_bytes <= 0:
                 break
+            if old.done.is_set() and old.id != self._last_finished:
+                doomed.append(old)
+                over_count -= 1
+                over_bytes -= _kept_bytes(old)
+        for old in doomed:
             del self.runs[old.id]
-            count -= 1
-            size -= sum(c.model.kept_bytes for c in old.cells)
+            self._finished_bytes -= _kept_bytes(old)
 
     async def _run(self, run: Run, link: Any) -> None:
         try:
@@ -156,6 +163,8 @@ class ExecutionService:
             run.done.set()
             if run.id in self.runs:
                 self.runs.move_to_end(run.id)
+                self._finished_bytes += _kept_bytes(run)
+                self._last_finished = run.id
             self._forget_old_runs()
 
     async def _run_cell(self, run: Run, link: Any, cell: CellRun) -> None:
@@ -308,6 +317,10 @@ class ExecutionService:
                 run.task.cancel()
                 with contextlib.suppress(BaseException):
                     await run.task
+
+
+def _kept_bytes(run: Run) -> int:
+    return sum(cell.model.kept_bytes for cell in run.cells)
 
 
 def _apply(youtputs: Array, op: Op) -> None:
