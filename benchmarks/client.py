@@ -1,4 +1,4 @@
-"""The client side: benchmark notebooks, an SDK client session, timed calls, the editing calls."""
+"""The client side: benchmark notebooks, an SDK client session, tool calls, the editing calls."""
 
 from __future__ import annotations
 

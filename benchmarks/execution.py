@@ -15,21 +15,29 @@ from mcp.client import Client
 
 from .bench import Bench
 from .client import call
-from .report import Row, ms, pct
+from .report import MB, Row, ms, pct
 
-MB = 1024 * 1024
 FLOOD_CODE = "for _ in range(100):\n    print('x' * (1024 * 1024 - 1))"  # 100 MB on stdout
 
 
-async def kernel_client(bench: Bench, client: Client, path: str) -> AsyncKernelClient:
-    await call(client, "execute_code", path=path, code="0")  # binds (starts) the notebook's kernel
+async def bound_kernel(bench: Bench, client: Client, path: str) -> str:
+    """The id of the notebook's kernel, bound (started) by the extension as an agent's first run does."""
+    await call(client, "execute_code", path=path, code="0")
     async with httpx.AsyncClient(headers=bench.server.headers) as http:
         sessions = (await http.get(f"{bench.server.url}api/sessions")).json()
-    kernel_id = next(s["kernel"]["id"] for s in sessions if s["path"] == path)
+    return next(s["kernel"]["id"] for s in sessions if s["path"] == path)
+
+
+async def kernel_client(bench: Bench, kernel_id: str) -> AsyncKernelClient:
+    """A jupyter_client client of the kernel, ready: the floor's own way to run code."""
     kc = AsyncKernelClient(connection_file=str(bench.server.connection_file(kernel_id)))
     kc.load_connection_file()
     kc.start_channels()
-    await kc.wait_for_ready(timeout=60)
+    try:
+        await kc.wait_for_ready(timeout=60)
+    except BaseException:
+        kc.stop_channels()
+        raise
     return kc
 
 
@@ -38,7 +46,7 @@ async def round_trip(bench: Bench, client: Client) -> None:
     ``execute_interactive`` on the same kernel (the floor)."""
     bench.log("execution")
     path = "exec.ipynb"
-    kc = await kernel_client(bench, client, path)
+    kc = await kernel_client(bench, await bound_kernel(bench, client, path))
 
     async def direct() -> None:
         reply = await kc.execute_interactive("1+1", output_hook=lambda _msg: None, timeout=60)
@@ -90,7 +98,7 @@ class PeakRSS:
 
     def __init__(self, proc: psutil.Process):
         self.proc = proc
-        self.before = self.peak = proc.memory_info().rss
+        self.before = self.peak = 0  # read when the block starts
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -131,9 +139,7 @@ async def flood(bench: Bench, client: Client) -> None:
             json={"path": path, "type": "notebook", "name": path, "kernel": {"name": "python3"}},
         )
     created.raise_for_status()
-    kc = AsyncKernelClient(connection_file=str(bench.server.connection_file(created.json()["kernel"]["id"])))
-    kc.load_connection_file()
-    kc.start_channels()
+    kc = await kernel_client(bench, created.json()["kernel"]["id"])
     received = [0]
 
     def count(msg: dict[str, Any]) -> None:
@@ -141,7 +147,6 @@ async def flood(bench: Bench, client: Client) -> None:
             received[0] += len(msg["content"]["text"])
 
     try:
-        await kc.wait_for_ready(timeout=60)
         floor = []
         with PeakRSS(bench.proc) as server_only:
             for _ in range(s.flood_reps):

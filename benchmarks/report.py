@@ -9,6 +9,8 @@ from typing import Any
 
 import psutil
 
+MB = 1024 * 1024
+
 
 @dataclass
 class Row:

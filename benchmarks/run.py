@@ -17,10 +17,8 @@ from pathlib import Path
 from . import concurrency, editing, execution
 from .bench import Bench, Settings
 from .client import mcp_client, write_notebook
-from .report import machine, table
+from .report import MB, machine, table
 from .server import JupyterServer
-
-MB = 1024 * 1024
 
 
 async def run_all(bench: Bench) -> None:
