@@ -15,6 +15,7 @@ import httpx
 import nbformat
 
 from .mcp_client import connect, fails, ok, text
+from .runs import restart_mid_run_leaves_the_cell_idle_with_an_error, start_sleeper
 from .yclient import YPeer
 
 
@@ -204,9 +205,7 @@ async def test_a_long_cell_outlives_the_call_and_can_be_awaited_or_interrupted(
         finished = await ok(agent, "get_execution", execution_id=data["execution_id"], wait=20)
         assert finished["status"] == "ok" and finished["cells"][0]["outputs"][-1]["text"] == "'finished'"
 
-        sleeper = await ok(
-            agent, "insert_and_execute", path=path, source="import time\ntime.sleep(30)", timeout=0.5
-        )
+        sleeper = await start_sleeper(agent, path)
         queued = await agent.call_tool("execute_code", {"path": path, "code": "1 + 1", "timeout": 0.2})
         assert queued.structured_content["status"] == "queued" and sleeper["execution_id"] in text(queued)
         await ok(agent, "interrupt_kernel", path=path)
@@ -225,19 +224,7 @@ async def test_restart_mid_run_leaves_the_cell_idle_with_an_error(server_url, jp
         YPeer(server_url, jp_auth_header, path) as person,
         connect(server_url, jp_auth_header) as agent,
     ):
-        await ok(agent, "execute_code", path=path, code="kept = 1")
-        running = await ok(
-            agent, "insert_and_execute", path=path, source="import time\ntime.sleep(30)", timeout=0.5
-        )
-        await ok(agent, "restart_kernel", path=path)
-        ended = await ok(agent, "get_execution", execution_id=running["execution_id"], wait=20)
-        assert ended["status"] == "died" and "restarted" in ended["error"]["evalue"]
-        (cell,) = [c for c in person.notebook.ycells if c["id"] == running["cell_id"]]
-        await person.wait_for(lambda nb: cell.get("execution_state") == "idle")
-        # A restart interrupts first; the cell ends saying the kernel restarted.
-        assert [o["ename"] for o in cell["outputs"] if o.get("output_type") == "error"][-1] == "KernelDied"
-        gone = await ok(agent, "execute_code", path=path, code="'kept' in globals()")
-        assert gone["cells"][0]["outputs"][0]["text"] == "False"
+        await restart_mid_run_leaves_the_cell_idle_with_an_error(agent, person, path)
 
 
 async def test_scratch_code_and_variable_inspection_leave_the_notebook_alone(

@@ -21,6 +21,7 @@ import pytest
 from traitlets.config import Config
 
 from .mcp_client import connect, ok
+from .runs import idle_cell, restart_mid_run_leaves_the_cell_idle_with_an_error, start_sleeper
 from .test_execution import outputs_text
 from .yclient import YPeer
 
@@ -155,9 +156,7 @@ async def test_interrupt_and_restart_the_remote_kernel(
         connect(server_url, jp_auth_header) as agent,
     ):
         await ok(agent, "execute_code", path=path, code="kept = 1")
-        sleeper = await ok(
-            agent, "insert_and_execute", path=path, source="import time\ntime.sleep(30)", timeout=0.5
-        )
+        sleeper = await start_sleeper(agent, path)
         assert sleeper["status"] == "running"
         started = time.monotonic()
         await ok(agent, "interrupt_kernel", path=path)
@@ -168,16 +167,7 @@ async def test_interrupt_and_restart_the_remote_kernel(
             "text"
         ] == "1"
 
-        running = await ok(
-            agent, "insert_and_execute", path=path, source="import time\ntime.sleep(30)", timeout=0.5
-        )
-        await ok(agent, "restart_kernel", path=path)
-        ended = await ok(agent, "get_execution", execution_id=running["execution_id"], wait=20)
-        assert ended["status"] == "died" and "restarted" in ended["error"]["evalue"]
-        (cell,) = [c for c in person.notebook.ycells if c["id"] == running["cell_id"]]
-        await person.wait_for(lambda nb: cell.get("execution_state") == "idle")
-        after = await ok(agent, "execute_code", path=path, code="'kept' in dir()")
-        assert after["status"] == "ok" and after["cells"][0]["outputs"][0]["text"] == "False"
+        await restart_mid_run_leaves_the_cell_idle_with_an_error(agent, person, path)
 
 
 def test_the_gateway_log_has_no_unauthorized_requests(gateway: Gateway, tmp_path_factory: Any) -> None:
@@ -197,15 +187,12 @@ async def test_a_lost_connection_ends_the_run_with_a_clear_error_and_the_next_ca
         connect(server_url, jp_auth_header) as agent,
     ):
         await ok(agent, "execute_code", path=path, code="kept = 7")
-        running = await ok(
-            agent, "insert_and_execute", path=path, source="import time\ntime.sleep(2)", timeout=0.3
-        )
+        running = await start_sleeper(agent, path, seconds=2, timeout=0.3)
         (link,) = kernels._links.values()
         link.client._ws.close()  # as if the gateway or the network dropped it
         ended = await ok(agent, "get_execution", execution_id=running["execution_id"], wait=20)
         assert ended["status"] == "error" and ended["error"]["ename"] == "ConnectionError"
-        (cell,) = [c for c in person.notebook.ycells if c["id"] == running["cell_id"]]
-        await person.wait_for(lambda nb: cell.get("execution_state") == "idle")
+        cell = await idle_cell(person, running["cell_id"])
         assert [o.get("ename") for o in cell["outputs"]] == ["ConnectionError"]
         # The kernel lived on; the next call connects again and finds its variables.
         again = await ok(agent, "execute_code", path=path, code="kept")

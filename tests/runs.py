@@ -1,0 +1,37 @@
+"""What a person and an agent see of a run, checked alike for local kernels and a gateway's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.client import Client
+
+from .mcp_client import ok
+from .yclient import YPeer
+
+
+async def start_sleeper(agent: Client, path: str, seconds: int = 30, timeout: float = 0.5) -> dict[str, Any]:
+    """A new cell that sleeps, run past the call's timeout: the call returns while it runs."""
+    return await ok(
+        agent, "insert_and_execute", path=path, source=f"import time\ntime.sleep({seconds})", timeout=timeout
+    )
+
+
+async def idle_cell(person: YPeer, cell_id: str) -> Any:
+    """The person's copy of the cell, once its run has ended there."""
+    (cell,) = [c for c in person.notebook.ycells if c["id"] == cell_id]
+    await person.wait_for(lambda nb: cell.get("execution_state") == "idle")
+    return cell
+
+
+async def restart_mid_run_leaves_the_cell_idle_with_an_error(agent: Client, person: YPeer, path: str) -> None:
+    await ok(agent, "execute_code", path=path, code="kept = 1")
+    running = await start_sleeper(agent, path)
+    await ok(agent, "restart_kernel", path=path)
+    ended = await ok(agent, "get_execution", execution_id=running["execution_id"], wait=20)
+    assert ended["status"] == "died" and "restarted" in ended["error"]["evalue"]
+    cell = await idle_cell(person, running["cell_id"])
+    # A restart interrupts first; the cell ends saying the kernel restarted.
+    assert [o["ename"] for o in cell["outputs"] if o.get("output_type") == "error"][-1] == "KernelDied"
+    gone = await ok(agent, "execute_code", path=path, code="'kept' in globals()")
+    assert gone["status"] == "ok" and gone["cells"][0]["outputs"][0]["text"] == "False"
