@@ -20,6 +20,7 @@ from pycrdt import Map
 from tornado.web import HTTPError
 
 from .errors import ToolError
+from .notebook import mark_dirty
 from .paths import api_path, without_root
 
 log = logging.getLogger(__name__)
@@ -182,4 +183,4 @@ def _upgrade_to_cell_ids(doc: YNotebook) -> None:
     if int(meta.get("nbformat", 4)) == 4 and int(meta.get("nbformat_minor", 0)) < 5:
         with doc.ydoc.transaction():
             meta["nbformat_minor"] = 5
-            doc.dirty = True
+            mark_dirty(doc)

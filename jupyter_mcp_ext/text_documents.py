@@ -21,7 +21,7 @@ from pycrdt import Text
 from tornado.web import HTTPError
 
 from .errors import ToolError
-from .notebook import splice
+from .notebook import mark_dirty, splice
 from .paths import api_path
 
 NOTEBOOK_POINTER = (
@@ -114,7 +114,7 @@ class TextDocumentService:
             source = doc.ydoc.get("source", type=Text)
             with doc.ydoc.transaction():
                 splice(source, str(source), text)
-                doc.dirty = True
+                mark_dirty(doc)
             return True
         try:
             await ensure_async(self.contents.save({"type": "file", "format": "text", "content": text}, api))
@@ -145,7 +145,7 @@ class TextDocumentService:
                 del source[byte_start : byte_start + len(old.encode())]
                 if new:
                     source.insert(byte_start, new)
-            current.live.dirty = True
+            mark_dirty(current.live)
         return True
 
     async def read_bytes(self, api: str) -> tuple[str, str, bool]:
