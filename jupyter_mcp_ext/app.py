@@ -6,16 +6,16 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Float, Int
 
-from .documents import DocumentService
-from .execution import ExecutionService
-from .handler import MCPHandler
-from .kernels import KernelService
+from .documents.rooms import DocumentService
+from .documents.text_files import TextDocumentService
+from .kernels.runs import ExecutionService
+from .kernels.sessions import KernelService
 from .limits import Limits
-from .server import build_server
+from .protocol.handler import MCPHandler
+from .protocol.server import build_server
+from .protocol.transport import MCPTransport
 from .services import Services
-from .text_documents import TextDocumentService
 from .tools import ALL
-from .transport import MCPTransport
 
 
 class MCPExtensionApp(ExtensionApp):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .documents import DocumentService
-from .execution import ExecutionService
-from .kernels import KernelService
+from .documents.rooms import DocumentService
+from .documents.text_files import TextDocumentService
+from .kernels.runs import ExecutionService
+from .kernels.sessions import KernelService
 from .limits import Limits
-from .text_documents import TextDocumentService
 
 
 @dataclass

@@ -204,7 +204,7 @@ def test_a_huge_stream_message_is_decoded_only_as_far_as_it_is_kept() -> None:
     from jupyter_client.jsonutil import json_default
     from jupyter_client.session import Session
 
-    from jupyter_mcp_ext.gateway_link import _large_stream
+    from jupyter_mcp_ext.kernels.gateway_link import _large_stream
 
     session = Session()
     msg = session.msg("stream", {"name": "stdout", "text": "é\n" * 2_000_000})

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 from jupyter_ydoc import YNotebook
 
-from jupyter_mcp_ext import notebook_text
+from jupyter_mcp_ext.documents import percent as notebook_text
 
 from .mcp_client import connect, fails, ok
 from .yclient import YPeer

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from jupyter_mcp_ext.messages import content_of
-from jupyter_mcp_ext.output_model import OutputModel, fold_line
+from jupyter_mcp_ext.kernels.messages import content_of
+from jupyter_mcp_ext.kernels.output_model import OutputModel, fold_line
 
 
 def feed(model: OutputModel, *messages: tuple[str, dict]) -> list:

@@ -9,8 +9,8 @@ import zlib
 
 import nbformat
 
-from jupyter_mcp_ext import outputs
 from jupyter_mcp_ext.limits import Limits
+from jupyter_mcp_ext.tools import outputs
 
 from .mcp_client import connect, ok
 

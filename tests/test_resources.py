@@ -18,7 +18,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from jupyter_mcp_ext.resources import BadURI, notebook_uri, path_of
+from jupyter_mcp_ext.tools.resources import BadURI, notebook_uri, path_of
 
 from .mcp_client import STATELESS, connect, ok
 from .yclient import YPeer

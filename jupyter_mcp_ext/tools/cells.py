@@ -6,11 +6,11 @@ from typing import Any
 
 from pydantic import Field
 
-from .. import notebook as nb
-from .. import outputs
+from ..documents import cells as nb
 from ..errors import ToolError
-from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from . import outputs
 from .shapes import NewCell, check_new_cells
+from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
 
 class ReadCells(Args):

@@ -10,11 +10,11 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from pydantic import Field
 
-from .. import notebook as nb
-from .. import outputs
+from ..documents import cells as nb
 from ..errors import ToolError
-from ..execution import Run
-from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from ..kernels.runs import Run
+from . import outputs
+from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
 RUN_RESULT = obj(
     execution_id="string", status="string", cells=arr("object"), error=["object", "null"], truncated="object"

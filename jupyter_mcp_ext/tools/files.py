@@ -1,7 +1,7 @@
 """Tools on the files around the notebooks: list, read, write, edit, download, rename, delete.
 
 Everything goes through the server's ContentsManager (root, hidden files, custom backends) and,
-for a file a JupyterLab editor tab has open, through its shared document (see text_documents.py).
+for a file a JupyterLab editor tab has open, through its shared document (see documents/text_files.py).
 Notebooks are refused by the text tools: their JSON belongs to the notebook tools.
 """
 
@@ -15,10 +15,10 @@ from jupyter_core.utils import ensure_async
 from pydantic import Field
 from tornado.web import HTTPError
 
+from ..documents.paths import api_path, walk
 from ..errors import ToolError
-from ..paths import api_path, walk
-from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 from .notebooks import _iso, _make_parents, _size
+from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
 PAGE = 200
 MAX_LINE_CHARS = 2000

@@ -10,9 +10,9 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from pycrdt import Map
 
-from .. import notebook as nb
+from ..documents import cells as nb
 from ..errors import ToolError
-from ..toolkit import Args, NoArgs, ToolContext, ToolResult, arr, obj, tool
+from .toolkit import Args, NoArgs, ToolContext, ToolResult, arr, obj, tool
 
 # Evaluated in the kernel as a user expression: no cell, no execution count, no new variables.
 _SUMMARY = r"""

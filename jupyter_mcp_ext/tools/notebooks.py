@@ -11,12 +11,13 @@ from jupyter_core.utils import ensure_async
 from pydantic import Field
 from tornado.web import HTTPError
 
-from .. import notebook as nb
-from .. import notebook_text, outputs
+from ..documents import cells as nb
+from ..documents import percent
+from ..documents.paths import api_path, walk
 from ..errors import ToolError
-from ..paths import api_path, walk
-from ..toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from . import outputs
 from .shapes import NewCell, check_new_cells
+from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
 MAX_LISTED = 500
 MAX_MATCHES = 100
@@ -148,7 +149,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     path, doc = await ctx.open_notebook(args.path)
     kernel, language = nb.kernel_info(doc)
     if args.format == "py:percent":
-        text, unfaithful = notebook_text.to_text(doc)
+        text, unfaithful = percent.to_text(doc)
         note = (
             f"\n# [cells {', '.join(unfaithful)} contain '# %%' lines: edit them with update_cell, not as text]"
             if unfaithful
@@ -267,14 +268,14 @@ class WriteNotebookText(Args):
 @tool("write_notebook_text", WriteNotebookText, obj(path="string", cell_ids=arr("string")), action="write")
 async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> ToolResult:
     """Create or rewrite a notebook from a percent script; cells keep outputs while their id and text do."""
-    notebook_text.check_format(args.format)
+    percent.check_format(args.format)
     contents = ctx.services.contents
     path = await api_path(args.path, contents)
     if path.endswith(".ipynb") and not await ensure_async(contents.file_exists(path)):
-        notebook_text.check(args.text, max_source_chars=ctx.services.limits.max_source_chars)
+        percent.check(args.text, max_source_chars=ctx.services.limits.max_source_chars)
         await create_notebook.run(ctx, CreateNotebook(path=path))
     path, doc = await ctx.open_notebook(path)
-    done = notebook_text.apply_text(doc, args.text, max_source_chars=ctx.services.limits.max_source_chars)
+    done = percent.apply_text(doc, args.text, max_source_chars=ctx.services.limits.max_source_chars)
     summary = f"{done.inserted} inserted, {done.updated} updated, {done.moved} moved, {done.deleted} deleted"
     return ToolResult(
         f"Wrote {path} ({len(done.cell_ids)} cells: {summary}): {', '.join(done.cell_ids)}",

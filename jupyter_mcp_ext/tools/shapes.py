@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..documents.cells import check_source_size, check_storable
 from ..limits import Limits
-from ..notebook import check_source_size, check_storable
-from ..toolkit import Args
+from .toolkit import Args
 
 
 class NewCell(Args):

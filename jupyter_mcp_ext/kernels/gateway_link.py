@@ -28,12 +28,12 @@ from tornado.escape import url_escape
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from .errors import ToolError
-from .kernels import KernelLink
+from ..errors import ToolError
+from .link import KernelLink
 from .messages import LARGE
 
 if TYPE_CHECKING:
-    from .kernels import KernelService
+    from .sessions import KernelService
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .limits import Limits
+from ..limits import Limits
 
 # CSI sequences (colours, cursor moves), OSC sequences ended by BEL or ST (titles, hyperlinks), the rest.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")

@@ -15,42 +15,20 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_core.utils import ensure_async
 
+from ..errors import ToolError
 from . import messages
-from .errors import ToolError
+from .gateway_link import open_link
+from .link import KernelLink
 
 log = logging.getLogger(__name__)
 
 KERNEL_ACTIONS = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 
 Listener = Callable[[dict[str, Any]], None]
-
-
-@dataclass
-class KernelLink:
-    """Our client on one kernel, and who is waiting for which message."""
-
-    kernel_id: str
-    client: Any
-    routes: dict[str, Callable[[str, dict[str, Any]], None]] = field(default_factory=dict)
-    readers: list[asyncio.Task[None]] = field(default_factory=list)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # runs on a kernel go one at a time, in order
-
-    def route(self, channel: str, msg: dict[str, Any]) -> None:
-        parent = (msg.get("parent_header") or {}).get("msg_id")
-        handler = self.routes.get(parent) if parent else None
-        if handler is not None:
-            handler(channel, msg)
-
-    async def close(self) -> None:
-        for task in self.readers:
-            task.cancel()
-        with contextlib.suppress(Exception):
-            self.client.stop_channels()
 
 
 class KernelService:
@@ -128,8 +106,6 @@ class KernelService:
         if link is not None:  # its connection ended (a gateway's websocket): connect afresh
             await self.forget_link(kernel_id)
         if self.gateway is not None:  # a remote kernel: the gateway's own client is unusable
-            from .gateway_link import open_link
-
             return await open_link(self, kernel_id)
         kernel = self.kernels.get_kernel(kernel_id)
         client = kernel.client()

@@ -13,13 +13,13 @@ import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from .errors import ToolError
+from ..errors import ToolError
+from .notebooks import GetNotebook, get_notebook
 from .resources import require
 from .toolkit import ToolContext
-from .tools.notebooks import GetNotebook, get_notebook
 
 if TYPE_CHECKING:
-    from .services import Services
+    from ..services import Services
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
-from .errors import ToolError
+from ..errors import ToolError
 
 CELL_TYPES = ("code", "markdown", "raw")
 _MIN_PREFIX = 4

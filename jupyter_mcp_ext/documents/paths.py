@@ -11,7 +11,7 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from tornado.web import HTTPError
 
-from .errors import ToolError
+from ..errors import ToolError
 
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 

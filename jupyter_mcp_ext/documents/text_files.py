@@ -20,8 +20,8 @@ from jupyter_ydoc import YUnicode
 from pycrdt import Text
 from tornado.web import HTTPError
 
-from .errors import ToolError
-from .notebook import mark_dirty, splice
+from ..errors import ToolError
+from .cells import mark_dirty, splice
 from .paths import api_path
 
 NOTEBOOK_POINTER = (

@@ -35,13 +35,13 @@ from mcp.shared.exceptions import MCPError
 from pycrdt import Map
 from tornado.web import HTTPError
 
-from ._version import __version__
-from .errors import ToolError
-from .handler import handler_of, is_allowed
-from .paths import walk
+from .._version import __version__
+from ..documents.paths import walk
+from ..errors import ToolError
+from .authz import handler_of, is_allowed
 
 if TYPE_CHECKING:
-    from .services import Services
+    from ..services import Services
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 from tornado.web import HTTPError
 
-from .errors import ToolError
-from .notebook import mark_dirty
+from ..errors import ToolError
+from .cells import mark_dirty
 from .paths import api_path, without_root
 
 log = logging.getLogger(__name__)

@@ -20,11 +20,11 @@ from typing import Any
 
 from pycrdt import Array, Map, Text
 
-from . import notebook as nb
-from .documents import DocumentService
-from .errors import ToolError
-from .kernels import KernelService
+from ..documents import cells as nb
+from ..documents.rooms import DocumentService
+from ..errors import ToolError
 from .output_model import Op, OutputModel
+from .sessions import KernelService
 
 log = logging.getLogger(__name__)
 

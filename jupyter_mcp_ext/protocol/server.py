@@ -17,13 +17,13 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from ._version import __version__
-from .errors import ToolError
-from .handler import handler_of
-from .prompts import NotebookPrompts
-from .resources import NotebookResources
-from .services import Services
-from .toolkit import ToolContext, ToolSpec
+from .._version import __version__
+from ..errors import ToolError
+from ..services import Services
+from ..tools.authz import handler_of
+from ..tools.prompts import NotebookPrompts
+from ..tools.resources import NotebookResources
+from ..tools.toolkit import ToolContext, ToolSpec
 
 log = logging.getLogger(__name__)
 

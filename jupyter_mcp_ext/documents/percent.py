@@ -19,8 +19,8 @@ import nbformat
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from . import notebook as nb
-from .errors import ToolError
+from ..errors import ToolError
+from . import cells as nb
 
 FORMATS = ("py:percent",)
 _FMT = {

@@ -5,31 +5,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from jupyter_core.utils import ensure_async
 from jupyter_server.base.handlers import APIHandler
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from tornado import web
 
+from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
-
-JUPYTER_HANDLER_KEY = "jupyter_mcp_ext.handler"
-"""ASGI scope key under which tools find the Tornado handler (for the authorizer) of their request."""
-
-
-def handler_of(request_context: Any) -> Any:
-    """The Tornado handler of the HTTP request an MCP message came in (None if there is none)."""
-    scope = getattr(request_context.request, "scope", None) or {}
-    return scope.get(JUPYTER_HANDLER_KEY)
-
-
-async def is_allowed(handler: Any, action: str, resource: str) -> bool:
-    """Ask Jupyter's authorizer, as Jupyter's own REST handlers do."""
-    if handler is None:
-        return False
-    return bool(
-        await ensure_async(handler.authorizer.is_authorized(handler, handler.current_user, action, resource))
-    )
 
 
 class MCPHandler(APIHandler):

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict
 
-from .errors import ToolError
-from .handler import is_allowed
+from ..errors import ToolError
+from .authz import is_allowed
 
 if TYPE_CHECKING:
     from jupyter_server.base.handlers import JupyterHandler
     from jupyter_ydoc import YNotebook
     from mcp.server import ServerRequestContext
 
-    from .services import Services
+    from ..services import Services
 
 
 class Args(BaseModel):

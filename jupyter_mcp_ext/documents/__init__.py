@@ -1,0 +1,1 @@
+"""Live shared documents: rooms, notebook cells, text files, notebooks as percent scripts, paths."""
