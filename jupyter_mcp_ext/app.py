@@ -6,6 +6,7 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Float, Int
 
+from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
@@ -75,6 +76,14 @@ class MCPExtensionApp(ExtensionApp):
         1_000_000, config=True, help="Largest file, in bytes, download_file returns (before base64)."
     )
 
+    revision_memory_bytes = Int(
+        32_000_000,
+        config=True,
+        help="Bytes of cell and file texts kept, least recently used first out, to merge an agent's "
+        "whole-text write with what people typed since its read. A write whose read was forgotten "
+        "asks the agent to read again.",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
@@ -109,6 +118,7 @@ class MCPExtensionApp(ExtensionApp):
                 max_download_bytes=self.max_download_bytes,
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
+            revisions=Revisions(self.revision_memory_bytes),
         )
         self.transport = MCPTransport(
             build_server(self.services, ALL),
