@@ -199,7 +199,7 @@ def _refine(current: str, rough: Edit) -> list[Edit]:
 
 def _conflict(current: str, start: int, end: int) -> Conflict:
     line_start = current.rfind("\n", 0, start) + 1
-    line_end = current.find("\n", end)
+    line_end = current.find("\n", max(start, end - 1))
     line_end = len(current) if line_end < 0 else line_end
     return Conflict(
         line_of(current, start), line_of(current, max(start, end - 1)), current[line_start:line_end]

@@ -4,7 +4,9 @@ A whole-text write is only safe to merge if the server knows the text it was com
 read that returns a cell's source or a file's text names that version with a short revision (a
 hash of the text, 8 hex characters: a few tokens) and keeps the text; a write either hands the
 revision back or, without one, is taken to start from what the same client was last served for
-that cell or file. Memory is bounded: least recently used texts go first, counted in bytes.
+that cell or file (by its MCP session, else by its user: a client that reconnects, or speaks the
+stateless protocol, still finds its reads). Memory is bounded: least recently used texts go first,
+counted in bytes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 Scope = tuple[str, ...]  # ("cell", path, cell_id), ("file", path), ("cells", path)
+Client = tuple[str, str]  # (user, MCP session id or "")
 
 _ENTRY_OVERHEAD = 200  # bytes of keys and bookkeeping per entry, roughly
 
@@ -49,27 +52,21 @@ class Revisions:
         self._entries: OrderedDict[tuple[Any, ...], tuple[str, int]] = OrderedDict()
         self._bytes = 0
 
-    def served(self, client: str, scope: Scope, text: str) -> str:
+    def served(self, client: Client, scope: Scope, text: str) -> str:
         """Remember that ``client`` was given ``text`` for ``scope``; returns its revision."""
         rev = revision(text)
         self._put(("text", scope, rev), text)
-        self._put(("last", client, scope), rev)
+        self._put(("last", client[0], "", scope), rev)
+        if client[1]:
+            self._put(("last", *client, scope), rev)
         return rev
 
-    def base(self, client: str, scope: Scope, rev: str | None = None) -> str | None:
-        """The text a write of ``client`` starts from: the one ``rev`` names, else the last served.
-
-        None when it is not known (never served, or forgotten to stay within memory).
-        """
+    def base(self, client: Client, scope: Scope, rev: str | None = None) -> str | None:
+        """The text a write of ``client`` starts from: the one ``rev`` names, else the last served
+        to its session, else to its user. None when not known (never served, or forgotten)."""
         if rev is None:
-            rev = self._get(("last", client, scope))
+            rev = self._get(("last", *client, scope)) or self._get(("last", client[0], "", scope))
         return None if rev is None else self._get(("text", scope, rev))
-
-    def forget(self, client: str, scope: Scope) -> None:
-        """The client's view of ``scope`` is no longer a whole text it knows (e.g. after a cut read)."""
-        key = ("last", client, scope)
-        if key in self._entries:
-            self._bytes -= self._entries.pop(key)[1]
 
     @property
     def used_bytes(self) -> int:

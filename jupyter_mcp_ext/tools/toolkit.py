@@ -65,12 +65,12 @@ class ToolContext:
         return path, doc
 
     @property
-    def client(self) -> str:
-        """Whom the server remembers reads for: the user and MCP session (stateless calls: the user)."""
+    def client(self) -> tuple[str, str]:
+        """Whom the server remembers reads for: (user, MCP session id, "" in stateless calls)."""
         if self.handler is None:
-            return ""
+            return ("", "")
         user = getattr(self.handler.current_user, "username", "")
-        return f"{user}\0{self.handler.request.headers.get('Mcp-Session-Id', '')}"
+        return (str(user), self.handler.request.headers.get("Mcp-Session-Id", ""))
 
     async def may(self, resource: str, action: str) -> bool:
         """Whether Jupyter's authorizer lets this call's user do ``action`` on ``resource``."""
