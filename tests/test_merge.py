@@ -183,11 +183,24 @@ def test_the_last_text_served_is_the_base_of_the_next_write_per_session_then_per
     first = revisions.served(ME, scope, "x = 1")
     assert first == revision("x = 1") and len(first) == 8
     revisions.served(("ada", "session-2"), scope, "x = 2")
-    assert revisions.base(ME, scope) == "x = 1"  # each session its own
-    assert revisions.base(("ada", "new-session"), scope) == "x = 2"  # a new session: the user's last
-    assert revisions.base(("grace", ""), scope) is None
-    assert revisions.base(("grace", ""), scope, first) == "x = 1"  # a revision names a text for anyone
-    assert revisions.base(ME, ("cell", "nb.ipynb", "c2"), first) is None  # but only in its own cell
+    assert revisions.base(ME, scope) == (first, "x = 1")  # each session its own
+    assert revisions.base(("ada", "new-session"), scope)[1] == "x = 2"  # a new session: the user's last
+    assert revisions.base(("grace", ""), scope) == (None, None)
+    assert revisions.base(("grace", ""), scope, first)[1] == "x = 1"  # a revision names a text for anyone
+    assert revisions.base(ME, ("cell", "nb.ipynb", "c2"), first)[1] is None  # but only in its own cell
+
+
+def test_a_revision_the_client_wrote_over_means_its_own_write():
+    """A percent script re-sent with its old markers: the agent's own earlier write is no person's
+    edit, so the next write starts from it (texts an agent wrote hold no one else's typing)."""
+    revisions = Revisions()
+    scope = ("cell", "nb.ipynb", "c1")
+    read = revisions.served(ME, scope, "n = 0")
+    wrote = revisions.served(ME, scope, "n = 1", replacing=read)
+    assert revisions.base(ME, scope, read) == (wrote, "n = 1")
+    assert revisions.base(("grace", ""), scope, read) == (read, "n = 0")  # only for that client
+    back = revisions.served(ME, scope, "n = 0", replacing=wrote)  # a cycle back to the first text
+    assert revisions.base(ME, scope, read) == (back, "n = 0")
 
 
 def test_memory_is_bounded_and_the_least_recently_used_go_first():
@@ -196,7 +209,7 @@ def test_memory_is_bounded_and_the_least_recently_used_go_first():
     for n in range(40):
         revisions.served(ME, scope(n), f"{n}" * 1000)
     assert revisions.used_bytes <= 20_000
-    assert revisions.base(ME, scope(39)) == "39" * 1000
-    assert revisions.base(ME, scope(0)) is None
+    assert revisions.base(ME, scope(39))[1] == "39" * 1000
+    assert revisions.base(ME, scope(0))[1] is None
     revisions.served(ME, ("file", "big.txt"), "x" * 50_000)  # larger than the whole budget: not kept
-    assert revisions.base(ME, ("file", "big.txt")) is None and revisions.used_bytes <= 20_000
+    assert revisions.base(ME, ("file", "big.txt"))[1] is None and revisions.used_bytes <= 20_000

@@ -55,10 +55,10 @@ class TextCell:
 
 @dataclass
 class Reads:
-    """What the writing agent saw: ``base(cell_id, rev)`` gives a cell's text as it read it (None
-    when unknown), ``seen`` the cells its last whole read showed (None: unknown)."""
+    """What the writing agent saw: ``base(cell_id, rev)`` gives (revision, text) of a cell as it
+    read it (text None when unknown), ``seen`` the cells its last whole read showed (None: unknown)."""
 
-    base: Callable[[str, str | None], str | None]
+    base: Callable[[str, str | None], tuple[str | None, str | None]]
     seen: set[str] | None = None
     force: bool = False
 
@@ -75,7 +75,7 @@ class Applied:
     merged: list[str] = field(default_factory=list)  # "<id>: lines a-b" where a person's edits were kept
     kept: list[str] = field(default_factory=list)  # cells a person added since the read, left in place
     not_restored: list[str] = field(default_factory=list)  # cells a person deleted since the read
-    sources: dict[str, str] = field(default_factory=dict)  # cell id -> the text the agent meant
+    sources: dict[str, tuple[str | None, str]] = field(default_factory=dict)  # id -> (base rev, agent's text)
 
 
 def check_format(fmt: str) -> None:
@@ -194,7 +194,7 @@ def apply_text(doc: YNotebook, text: str, *, max_source_chars: int, reads: Reads
                 doc.ycells.insert(i, doc.create_ycell(fresh))
                 result.inserted += 1
                 result.cell_ids.append(new_id)
-                result.sources[new_id] = cell.source
+                result.sources[new_id] = (None, cell.source)
                 continue
             result.cell_ids.append(str(cell.id))
             if _update(doc, i, cell, plan.edits.get(str(cell.id))):
@@ -215,12 +215,12 @@ def _plan(
     """Decide every cell's fate against what the agent read, before anything is written; raise a
     ToolError naming every cell that cannot be merged. Without ``reads`` the script is the truth."""
     strict = reads is not None
-    reads = reads or Reads(lambda _id, _rev: None, force=True)
+    reads = reads or Reads(lambda _id, _rev: (None, None), force=True)
     index_of = {cid: i for i, cid in enumerate(current)}
     problems: list[str] = []
     plan = _Plan([], {})
     for cell in wanted:
-        base = reads.base(cell.id, cell.rev) if cell.id is not None else None
+        base_rev, base = reads.base(cell.id, cell.rev) if cell.id is not None else (None, None)
         if strict and cell.id is not None and cell.rev is not None and base is None:
             problems.append(
                 f"cell {cell.id}: revision {cell.rev} is not one this server knows (forgotten, or not "
@@ -229,7 +229,7 @@ def _plan(
             continue
         if cell.id not in index_of:
             if base is not None:  # it existed when the agent read it: a person deleted it since
-                if _with_tail(cell.source, base) == base:
+                if _with_tail(cell.source, base) == base or _as_read(cell, cell.source):
                     result.not_restored.append(str(cell.id))
                     continue
                 problems.append(
@@ -241,11 +241,11 @@ def _plan(
             continue
         now = nb.source(doc, index_of[cell.id])
         mine = _with_tail(cell.source, base if base is not None else now)
-        result.sources[str(cell.id)] = mine
+        result.sources[str(cell.id)] = (base_rev if base is not None else None, mine)
         plan.cells.append(cell)
         if base is None:
             plan.edits[cell.id] = (now, edits(now, mine)) if mine != now else None
-        elif mine == base:
+        elif mine == base or _as_read(cell, mine):
             plan.edits[cell.id] = None  # unchanged by the agent: whatever is there now stays
         else:
             merged = merge(base, mine, now)
@@ -265,7 +265,7 @@ def _plan(
             plan.cells.insert(_after(plan.cells, current[:i]), _as_is(doc, i))
             plan.edits[cid] = None
             continue
-        base = reads.base(cid, None)
+        _, base = reads.base(cid, None)
         now = nb.source(doc, i)
         typing = activity.recently_typed(doc, cid)
         if base is not None and now != base:
@@ -285,6 +285,11 @@ def _plan(
             + " Read the notebook again (get_notebook format=py:percent) and redo your change on it."
         )
     return plan
+
+
+def _as_read(cell: TextCell, mine: str) -> bool:
+    """Whether the cell's text is the very one its marker's revision names (what the agent read)."""
+    return cell.rev is not None and cell.rev in (revision(mine), revision(cell.source))
 
 
 def _with_tail(parsed: str, base: str) -> str:

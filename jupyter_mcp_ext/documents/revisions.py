@@ -52,21 +52,38 @@ class Revisions:
         self._entries: OrderedDict[tuple[Any, ...], tuple[str, int]] = OrderedDict()
         self._bytes = 0
 
-    def served(self, client: Client, scope: Scope, text: str) -> str:
-        """Remember that ``client`` was given ``text`` for ``scope``; returns its revision."""
+    def served(self, client: Client, scope: Scope, text: str, *, replacing: str | None = None) -> str:
+        """Remember that ``client`` was given ``text`` for ``scope`` (or wrote it); returns its revision.
+
+        ``replacing``: for a write, the revision it was based on. The client's own write supersedes
+        that revision: a later write naming it (a percent script re-sent with its old markers) is
+        taken to start from the written text. Texts the client wrote never hold a person's typing,
+        so starting from them cannot undo any; a read made later could.
+        """
         rev = revision(text)
         self._put(("text", scope, rev), text)
-        self._put(("last", client[0], "", scope), rev)
-        if client[1]:
-            self._put(("last", *client, scope), rev)
+        for who in {(client[0], ""), client}:
+            self._put(("last", *who, scope), rev)
+            if replacing is not None and replacing != rev:
+                self._put(("after", *who, scope, replacing), rev)
         return rev
 
-    def base(self, client: Client, scope: Scope, rev: str | None = None) -> str | None:
-        """The text a write of ``client`` starts from: the one ``rev`` names, else the last served
-        to its session, else to its user. None when not known (never served, or forgotten)."""
+    def base(self, client: Client, scope: Scope, rev: str | None = None) -> tuple[str | None, str | None]:
+        """(revision, text) a write of ``client`` starts from: the one ``rev`` names (or the client's
+        own write that replaced it), else the last served to its session, else to its user. The text
+        is None when not known (never served, or forgotten to stay within memory)."""
         if rev is None:
             rev = self._get(("last", *client, scope)) or self._get(("last", client[0], "", scope))
-        return None if rev is None else self._get(("text", scope, rev))
+        seen = set()
+        while rev is not None and rev not in seen:
+            seen.add(rev)
+            later = self._get(("after", *client, scope, rev)) or self._get(
+                ("after", client[0], "", scope, rev)
+            )
+            if later is None:
+                break
+            rev = later
+        return rev, None if rev is None else self._get(("text", scope, rev))
 
     @property
     def used_bytes(self) -> int:

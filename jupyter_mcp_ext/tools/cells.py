@@ -10,7 +10,7 @@ from pydantic import Field
 from ..documents import activity
 from ..documents import cells as nb
 from ..documents.merge import describe_conflicts, edits, lines_text, merge
-from ..documents.revisions import cell_scope
+from ..documents.revisions import cell_scope, revision
 from ..errors import ToolError
 from . import outputs
 from .shapes import NewCell, check_new_cells
@@ -142,8 +142,8 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
     if args.old_string is not None and args.new_string is not None:
         nb.replace_once(doc, i, args.old_string, args.new_string, limit=limit)
     elif args.source is not None:
-        kept = _write_source(ctx, doc, i, scope, args.source, args.rev)
-        data["rev"] = ctx.services.revisions.served(ctx.client, scope, args.source)
+        base_rev, kept = _write_source(ctx, doc, i, scope, args.source, args.rev)
+        data["rev"] = ctx.services.revisions.served(ctx.client, scope, args.source, replacing=base_rev)
         if kept:
             data["merged"] = [lines_text(kept)]
     if args.cell_type is not None:
@@ -162,21 +162,23 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
 
 def _write_source(
     ctx: ToolContext, doc: Any, i: int, scope: tuple[str, ...], source: str, rev: str | None
-) -> list[tuple[int, int]]:
+) -> tuple[str | None, list[tuple[int, int]]]:
     """Write a whole new source as the change from what the agent read (by ``rev``, else its last
-    read of the cell) to ``source``, carried onto the cell as it is now; returns where a person's
-    edits made meanwhile were kept. Conflicts write nothing."""
+    read of the cell) to ``source``, carried onto the cell as it is now; returns the revision it
+    started from and where a person's edits made meanwhile were kept. Conflicts write nothing."""
     cell_id = scope[-1]
-    base = ctx.services.revisions.base(ctx.client, scope, rev)
+    base_rev, base = ctx.services.revisions.base(ctx.client, scope, rev)
     if rev is not None and base is None:
         raise ToolError(
             f"Revision '{rev}' of cell {cell_id} is not one this server knows (forgotten, or of "
             "another cell). Nothing was written: read_cells it again and redo your change."
         )
     now = nb.source(doc, i)
+    if rev is not None and revision(source) == rev:
+        return base_rev, []  # the very text it read: no change of its own to carry
     if base is None:  # never read: the text replaces what is there, in the fewest splices
         nb.apply_to_cell(doc, i, now, edits(now, source))
-        return []
+        return None, []
     merged = merge(base, source, now)
     if merged.conflicts:
         name = activity.who(doc, activity.last_touch(doc, cell_id))
@@ -186,7 +188,7 @@ def _write_source(
             + "Read it again (read_cells) and redo your change on its current source."
         )
     nb.apply_to_cell(doc, i, now, merged.edits)
-    return merged.kept
+    return base_rev, merged.kept
 
 
 class DeleteCells(Args):

@@ -141,7 +141,7 @@ async def write_file(ctx: ToolContext, args: WriteFile) -> ToolResult:
     if exists and not args.overwrite:
         raise ToolError(f"'{api}' exists and overwrite is false; pick another path or pass overwrite=true.")
     scope = file_scope(api)
-    base = revisions.base(ctx.client, scope, args.rev) if exists else None
+    base_rev, base = revisions.base(ctx.client, scope, args.rev) if exists else (None, None)
     if exists and args.rev is not None and base is None:
         raise ToolError(
             f"Revision '{args.rev}' of {api} is not one this server knows (forgotten, or of another "
@@ -149,7 +149,7 @@ async def write_file(ctx: ToolContext, args: WriteFile) -> ToolResult:
         )
     await _make_parents(ctx.services.contents, api)
     written = await files.write_text(api, args.content, base=base)
-    rev = revisions.served(ctx.client, scope, args.content)
+    rev = revisions.served(ctx.client, scope, args.content, replacing=base_rev if base is not None else None)
     verb = "Overwrote" if exists else "Created"
     where = " (live in the open editor tab; Jupyter saves it)" if written.live else ""
     merged = [lines_text(written.kept)] if written.kept else []

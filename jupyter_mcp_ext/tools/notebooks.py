@@ -285,7 +285,7 @@ async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> Tool
         await create_notebook.run(ctx, CreateNotebook(path=path))
     path, doc = await ctx.open_notebook(path)
     revisions, client = ctx.services.revisions, ctx.client
-    seen = revisions.base(client, cells_scope(path))
+    _, seen = revisions.base(client, cells_scope(path))
     reads = percent.Reads(
         base=lambda cell_id, rev: revisions.base(client, cell_scope(path, cell_id), rev),
         seen=set(seen.split("\n")) if seen is not None else None,
@@ -294,8 +294,8 @@ async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> Tool
     done = percent.apply_text(
         doc, args.text, max_source_chars=ctx.services.limits.max_source_chars, reads=reads
     )
-    for cell_id, source in done.sources.items():  # the agent's own view, the base of its next write
-        revisions.served(client, cell_scope(path, cell_id), source)
+    for cell_id, (base_rev, source) in done.sources.items():  # the agent's own view: its next base
+        revisions.served(client, cell_scope(path, cell_id), source, replacing=base_rev)
     revisions.served(client, cells_scope(path), "\n".join(c for c in done.cell_ids if c not in done.kept))
     summary = f"{done.inserted} inserted, {done.updated} updated, {done.moved} moved, {done.deleted} deleted"
     notes = (
