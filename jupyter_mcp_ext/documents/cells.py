@@ -300,9 +300,8 @@ def replace_once(doc: YNotebook, i: int, old: str, new: str, *, limit: int | Non
     if limit is not None:
         check_source_size(updated, limit)
     with activity.own_write(doc), doc.ydoc.transaction():
-        # Splice only the replaced span, so the rest of the text (and any cursor in it) is untouched.
-        byte_start = len(current[:start].encode())
-        _splice_bytes(text, byte_start, old, new)
+        # Splice only what differs in the replaced span, so the rest (and any cursor in it) stays.
+        apply_edits(text, current, [Edit(start + e.start, start + e.end, e.text) for e in edits(old, new)])
         mark_dirty(doc)
     return updated
 
@@ -331,15 +330,6 @@ def apply_edits(text: Text, current: str, changes: list[Edit]) -> None:
             del text[byte_start : byte_start + byte_len]
         if new:
             text.insert(byte_start, new)
-
-
-def _splice_bytes(text: Text, byte_start: int, old: str, new: str) -> None:
-    # pycrdt Text offsets count UTF-8 bytes, not Python characters.
-    old_len = len(old.encode())
-    if old_len:
-        del text[byte_start : byte_start + old_len]
-    if new:
-        text.insert(byte_start, new)
 
 
 def set_type(doc: YNotebook, i: int, cell_type: str) -> None:
