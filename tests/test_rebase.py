@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from .mcp_client import call, connect, fails, ok, text
+from .mcp_client import STATELESS, call, connect, fails, ok, text
 from .test_live_editing import source_of, wait_on_disk
 from .yclient import YPeer, browser_user
 from .ytext import TextPeer
@@ -138,6 +138,30 @@ async def test_another_cell_and_cells_the_agent_never_read(server_url, jp_auth_h
         result = await ok(agent, "update_cell", path=path, cell_id=second["id"], source="y = 3")
         assert "merged" not in result
         await person.wait_for(lambda nb: person.sources() == ["x = 11", "y = 3"])
+
+
+async def test_each_session_writes_from_its_own_read_and_stateless_calls_from_the_users(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("sessions.ipynb", cells=[CELL])
+    async with (
+        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
+        connect(server_url, jp_auth_header) as early,
+        connect(server_url, jp_auth_header) as late,
+        connect(server_url, jp_auth_header, mode=STATELESS) as stateless,
+    ):
+        (cell,) = (await ok(early, "read_cells", path=path))["cells"]
+        person.insert_text(0, len(CELL), "\nd = 4")
+        await person.flush()
+        await ok(late, "read_cells", path=path)  # another session saw d = 4: not the early one's base
+        await ok(early, "update_cell", path=path, cell_id=cell["id"], source=CELL.replace("a = 1", "a = 2"))
+        await person.wait_for(lambda nb: person.sources() == ["a = 2\nb = 2\nc = 3\nd = 4"])
+
+        (cell,) = (await ok(stateless, "read_cells", path=path))["cells"]
+        person.insert_text(0, 0, "# top\n")
+        await person.flush()
+        await ok(stateless, "update_cell", path=path, cell_id=cell["id"], source=cell["source"] + "\ne = 5")
+        await person.wait_for(lambda nb: person.sources() == ["# top\na = 2\nb = 2\nc = 3\nd = 4\ne = 5"])
 
 
 # -- a notebook written back as a percent script ----------------------------------------------
