@@ -96,6 +96,28 @@ async def test_update_cell_at_the_place_the_person_changed_fails_and_writes_noth
         await saved_as_live(jp_root_dir, path, person)
 
 
+async def test_emoji_and_combining_marks_at_the_merge_points(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    source = "icon = '😀'\nname = 'cafe\u0301'"
+    path = make_notebook("unicode.ipynb", cells=[source])
+    async with (
+        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
+        person.insert_text(
+            0, source.index("😀") + 1, "👍🏽"
+        )  # a surrogate pair in the browser, and a modifier
+        person.insert_text(0, len(person.sources()[0]) - 1, "\u0300")  # a second combining mark on the e
+        await person.flush()
+        renamed = source.replace("icon", "symbol").replace("name", "label")
+        await ok(agent, "update_cell", path=path, cell_id=cell["id"], source=renamed)
+        expected = "symbol = '😀👍🏽'\nlabel = 'cafe\u0301\u0300'"
+        await person.wait_for(lambda nb: person.sources() == [expected])
+        await saved_as_live(jp_root_dir, path, person)
+
+
 async def test_a_revision_names_the_text_the_change_was_made_from(server_url, jp_auth_header, make_notebook):
     path = make_notebook("rev.ipynb", cells=[CELL])
     async with (

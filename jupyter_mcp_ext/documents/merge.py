@@ -68,6 +68,8 @@ def hunks(old: str, new: str, *, semantic: bool = False) -> list[Edit]:
     diffs = dmp.diff_main(old, new)
     if semantic:
         dmp.diff_cleanupSemantic(diffs)
+    else:  # fewest operations: no splice that keeps one stray letter of a word it rewrites
+        dmp.diff_cleanupEfficiency(diffs)
     out: list[Edit] = []
     at = 0
     start, removed, added = -1, 0, []
