@@ -144,15 +144,16 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
     elif args.source is not None:
         base_rev, kept = _write_source(ctx, doc, i, scope, args.source, args.rev)
         data["rev"] = ctx.services.revisions.served(ctx.client, scope, args.source, replacing=base_rev)
-        if kept:
-            data["merged"] = [lines_text(kept)]
+        data["merged"] = [lines_text(kept)] if kept else []  # [] : applied as is
     if args.cell_type is not None:
         nb.set_type(doc, i, args.cell_type)
     if args.metadata is not None:
         nb.update_metadata(doc, i, args.metadata)
     head = nb.summary(doc, i)
     merged = (
-        f"; merged with edits made since your read (kept at {data['merged'][0]})" if "merged" in data else ""
+        f"; merged with edits made since your read (kept at {data['merged'][0]})"
+        if data.get("merged")
+        else ""
     )
     return ToolResult(
         f"Updated cell {head['id']} ({head['type']}, {head['lines']} lines) in {path}{merged}.",
