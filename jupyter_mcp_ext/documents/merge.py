@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from diff_match_patch import diff_match_patch
 
 _SHOWN, _SHOWN_CHARS = 3, 600  # conflicts shown in an error, characters of each
-_DIFF_TIMEOUT = 0.5  # seconds one diff may take before it settles for a coarser (still exact) answer
+_DIFF_TIMEOUT = 0.2  # seconds one diff may take before it settles for a coarser (still exact) answer
 
 
 @dataclass(frozen=True)
