@@ -9,6 +9,8 @@ failed and changed nothing, and the file Jupyter saves matches the live document
 from __future__ import annotations
 
 import asyncio
+import random
+import re
 from pathlib import Path
 
 import anyio
@@ -411,3 +413,50 @@ async def test_every_keystroke_survives_a_burst_of_script_and_file_writes(
     with anyio.fail_after(15):
         while (jp_root_dir / "log.txt").read_text() != f"head{typed}\nn = {n}\n":
             await anyio.sleep(0.1)
+
+
+async def test_no_sequence_of_reads_typing_and_whole_writes_loses_a_keystroke(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    """Random rounds: the person types capitals anywhere (mid-line too), the agent sometimes reads
+    and rewrites lowercase words of the text it knows. Each typed capital must survive, in order;
+    each agent write lands whole or fails whole."""
+    rng = random.Random(2026)
+    start = "alpha beta gamma\ndelta epsilon\nzeta eta theta\niota kappa"
+    path = make_notebook("random.ipynb", cells=[start])
+    typed: list[str] = []
+    async with (
+        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
+        known = cell["source"]
+        landed = refused = 0
+        for step in range(40):
+            for _ in range(rng.randint(0, 3)):
+                now = person.sources()[0]
+                letter = chr(ord("A") + len(typed) % 26)
+                person.insert_text(0, rng.randint(0, len(now)), letter)
+                typed.append(letter)
+            await person.flush()
+            if rng.random() < 0.3:
+                known = (await ok(agent, "read_cells", path=path))["cells"][0]["source"]
+            words = [m for m in re.finditer(r"[a-z]+", known)]
+            word = rng.choice(words)
+            mine = (
+                known[: word.start()] + rng.choice(["x", "yy", "", word.group()[::-1]]) + known[word.end() :]
+            )
+            before = person.sources()[0]
+            result = await call(agent, "update_cell", path=path, cell_id=cell["id"], source=mine)
+            await person.flush()
+            after = person.sources()[0]
+            if result.is_error:
+                refused += 1
+                assert "Nothing was written" in text(result) and after == before, step
+            else:
+                landed += 1
+                known = mine
+            capitals = "".join(ch for ch in after if ch.isupper())
+            assert capitals == "".join(ch for ch in before if ch.isupper()), step
+        assert sorted(capitals) == sorted(typed) and landed >= 20, (landed, refused)
+        await saved_as_live(jp_root_dir, path, person)
