@@ -460,3 +460,19 @@ async def test_no_sequence_of_reads_typing_and_whole_writes_loses_a_keystroke(
             assert capitals == "".join(ch for ch in before if ch.isupper()), step
         assert sorted(capitals) == sorted(typed) and landed >= 20, (landed, refused)
         await saved_as_live(jp_root_dir, path, person)
+
+
+async def test_a_cell_added_after_the_outline_is_kept_by_a_script_that_leaves_it_out(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("outline.ipynb", cells=["a = 1", "b = 2"])
+    async with (
+        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        first, second = (await ok(agent, "get_notebook", path=path))["cells"]
+        person.notebook.append_cell({"cell_type": "code", "source": "mine = 3", "metadata": {}})
+        await person.flush()
+        script = f'# %% id="{first["id"]}"\na = 10\n\n# %% id="{second["id"]}"\nb = 2\n'
+        await ok(agent, "write_notebook_text", path=path, text=script)
+        await person.wait_for(lambda nb: person.sources() == ["a = 10", "b = 2", "mine = 3"])

@@ -162,6 +162,8 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     for cell, first, count in nb.summaries(doc):
         cell["outputs"] = outputs.outline(first, count)
         cells.append(cell)
+    # The cells the agent now knows of: one a person adds later is not deleted by a script it writes.
+    ctx.services.revisions.served(ctx.client, cells_scope(path), "\n".join(c["id"] for c in cells))
     lines = [f"{path} · kernel {kernel or '?'} ({language or '?'}) · {len(cells)} cells"]
     lines += [_outline_line(c) for c in cells]
     return ToolResult(
