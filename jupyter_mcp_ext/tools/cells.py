@@ -176,7 +176,7 @@ def _write_source(
         )
     now = nb.source(doc, i)
     if rev is not None and revision(source) == rev:
-        return base_rev, []  # the very text it read: no change of its own to carry
+        return None, []  # the very text it read: no change of its own to carry
     if base is None:  # never read: the text replaces what is there, in the fewest splices
         nb.apply_to_cell(doc, i, now, edits(now, source))
         return None, []
