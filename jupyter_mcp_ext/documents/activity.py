@@ -46,14 +46,16 @@ class _Watch:
             first = doc.ydoc.get("source", type=Text).observe(self._on_text)
         self._subs = [first, doc.ydoc.observe(self._on_update)]
 
+    # Observers run inside other clients' updates: an error raised here would fail their update,
+    # so none may escape; a missed note only means a person's edit is not named.
     def _on_cells(self, events: list[Any]) -> None:
         doc = self._doc()
         if doc is None or self.quiet:
             return
-        for event in events:
-            path = event.path
-            if len(path) >= 2 and isinstance(path[0], int) and path[1] == "source":
-                with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):
+            for event in events:
+                path = event.path
+                if len(path) >= 2 and isinstance(path[0], int) and path[1] == "source":
                     self._pending.add(str(doc.ycells[path[0]]["id"]))
 
     def _on_text(self, _event: Any) -> None:
@@ -63,12 +65,13 @@ class _Watch:
     def _on_update(self, event: Any) -> None:
         if not self._pending:
             return
-        touch = self._touch(event)
         self._pending, pending = set(), self._pending
-        if touch is not None:
-            self.last_any = touch
-            for cell_id in pending:
-                self.touched[cell_id] = touch
+        with contextlib.suppress(Exception):
+            touch = self._touch(event)
+            if touch is not None:
+                self.last_any = touch
+                for key in pending:
+                    self.touched[key] = touch
 
     def _touch(self, event: Any) -> Touch | None:
         moved = _advanced(event.before_state, event.after_state)
