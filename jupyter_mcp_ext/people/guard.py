@@ -74,7 +74,7 @@ class Guard:
             tool=spec.name,
             path=getattr(args, "path", None),
         )
-        recorder = Recorder(self.services, spec.name, kind)
+        recorder = Recorder(self.services, spec.name, kind, args)
         started = time.monotonic()
         try:
             try:
