@@ -4,6 +4,7 @@ change goes, every later edit that does not depend on it stays, and a conflict i
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -238,3 +239,43 @@ async def test_revert_a_file_write_keeps_a_later_edit(server_url, jp_auth_header
     assert (jp_root_dir / "conf.txt").read_text() == "# header\nalpha\nbeta\n"
     await panel.revert((await panel.entry("write_file"))["id"])
     assert not (jp_root_dir / "new.txt").exists()
+
+
+async def test_revert_a_rename_and_a_delete_of_files(
+    server_url, jp_auth_header, make_notebook, jp_root_dir, panel
+):
+    path = make_notebook("keep.ipynb", cells=["important = 42"])
+    (jp_root_dir / "data.csv").write_text("a,b\n1,2\n")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "rename_path", path="data.csv", new_path="old/data.csv")
+        await ok(agent, "delete_path", path=path)
+    assert not (jp_root_dir / path).exists()
+    deleted = await panel.entry("delete_path")
+    assert deleted["changes"][0]["kind"] == "file" and deleted["changes"][0]["after"] is None
+    await panel.revert(deleted["id"])
+    cells = json.loads((jp_root_dir / path).read_text())["cells"]
+    assert ["".join(c["source"]) for c in cells] == ["important = 42"]
+    await panel.revert((await panel.entry("rename_path"))["id"])
+    assert (jp_root_dir / "data.csv").read_text() == "a,b\n1,2\n"
+    assert not (jp_root_dir / "old" / "data.csv").exists()
+
+
+async def test_a_notebook_rewritten_as_text_is_journaled_cell_by_cell_and_reverted(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("t.ipynb", cells=["a = 1", "b = 2", "c = 3"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        a, b, c = (x["id"] for x in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(
+            agent, "write_notebook_text", path=path, text=f'# %% id="{a}"\na = 1\n\n# %% id="{c}"\nc = 30\n'
+        )
+        await person.wait_for(lambda nb: person.sources() == ["a = 1", "c = 30"])
+        entry = await panel.entry("write_notebook_text")
+        assert sorted(kinds(entry)) == [("delete", b), ("update", c)]
+        person.insert_text(0, 0, "# mine\n")
+        await person.flush()
+        await panel.revert(entry["id"])
+        await person.wait_for(lambda nb: person.sources() == ["# mine\na = 1", "b = 2", "c = 3"])

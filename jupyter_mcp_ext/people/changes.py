@@ -7,6 +7,7 @@ between the tool's open and the snapshot, so what it sees is what the tool start
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -19,6 +20,7 @@ from .journal import Change
 # Tools that may delete cells: their snapshots keep whole cells (outputs too), so a revert can put a
 # deleted cell back as it was. Other snapshots skip outputs, which can be megabytes.
 KEEPS_WHOLE_CELLS = frozenset({"delete_cells", "write_notebook_text"})
+MAX_KEPT_OUTPUTS = 1_000_000  # characters of a deleted cell's outputs kept to restore; larger ones go
 
 
 # Tools that only add cells (and run them): their snapshots need the cell ids alone, before, and the
@@ -156,7 +158,9 @@ def _neighbours(order: list[str], i: int) -> list[str | None]:
 
 def _restorable(cell: CellState) -> dict[str, Any]:
     if cell.whole is not None:
-        return cell.whole
+        if len(json.dumps(cell.whole.get("outputs") or [])) <= MAX_KEPT_OUTPUTS:
+            return cell.whole
+        return {**cell.whole, "outputs": [], "execution_count": None}  # too large to keep in memory
     restored: dict[str, Any] = {
         "id": cell.id,
         "cell_type": cell.type,
