@@ -279,3 +279,30 @@ async def test_a_notebook_rewritten_as_text_is_journaled_cell_by_cell_and_revert
         await person.flush()
         await panel.revert(entry["id"])
         await person.wait_for(lambda nb: person.sources() == ["# mine\na = 1", "b = 2", "c = 3"])
+
+
+async def test_a_run_that_outlives_its_call_is_journaled_and_only_its_cells(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("late.ipynb", cells=["import time\ntime.sleep(1.5)\nprint('late')", "y = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        slow, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(agent, "execute_code", path=path, code="1")  # the kernel is up
+        await person.wait_for(lambda nb: True)
+        call = asyncio.create_task(
+            agent.call_tool("execute_cells", {"path": path, "cell_ids": [slow], "timeout": 0.5})
+        )
+        await person.wait_for(lambda nb: nb.ycells[0].get("execution_state") == "running")
+        person.insert_text(1, 5, "0")  # the person edits another cell while the agent's run goes on
+        await person.flush()
+        assert not (await call).is_error
+        entry = await panel.entry("execute_cells")
+        assert entry["changes"] == [{"cell_id": slow, "kind": "outputs", "before": None, "after": "running"}]
+        await person.wait_for(lambda nb: len(nb.ycells[0]["outputs"]) == 1, timeout=20)
+
+        await panel.revert(entry["id"])
+        await person.wait_for(lambda nb: len(nb.ycells[0]["outputs"]) == 0)
+        assert person.sources()[1] == "y = 10"

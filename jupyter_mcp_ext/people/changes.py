@@ -88,11 +88,14 @@ def snapshot(doc: Any, only: set[str] | None = None, *, whole: bool = False) -> 
     return cells
 
 
-def diff(before: list[CellState], after: list[CellState], *, run: bool = False) -> list[Change]:
+def diff(
+    before: list[CellState], after: list[CellState], *, run: bool = False, ran: bool = False
+) -> list[Change]:
     """The changes that turn ``before`` into ``after``, each a thing a revert can undo on its own.
 
     ``run``: the call ran code, and may have waited long enough for people to edit meanwhile; only
-    the cells it inserted and the outputs it produced are its changes.
+    the cells it inserted and the outputs it produced are its changes; ``ran``: it succeeded, so every
+    code cell it named has run or is running, whether or not its outputs have changed yet.
     """
     old = {c.id: (i, c) for i, c in enumerate(before)}
     new = {c.id: (i, c) for i, c in enumerate(after)}
@@ -123,8 +126,10 @@ def diff(before: list[CellState], after: list[CellState], *, run: bool = False) 
         if not run and (was.source, was.type, was.metadata) != (cell.source, cell.type, cell.metadata):
             undo = {"type": [was.type, cell.type], "metadata": [was.metadata, cell.metadata]}
             changes.append(Change("update", cell.id, was.source, cell.source, undo))
-        if (was.execution_count, was.outputs) != (cell.execution_count, cell.outputs):
-            changes.append(Change("outputs", cell.id, _outputs_text(was), _outputs_text(cell), {"run": run}))
+        outputs_changed = (was.execution_count, was.outputs) != (cell.execution_count, cell.outputs)
+        if outputs_changed or (ran and cell.type == "code"):  # a run that outlived its call writes later
+            after = _outputs_text(cell) if outputs_changed else "running"
+            changes.append(Change("outputs", cell.id, _outputs_text(was), after, {"run": run}))
     return changes
 
 

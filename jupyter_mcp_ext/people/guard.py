@@ -98,7 +98,11 @@ class Guard:
         finally:
             entry.duration_ms = (time.monotonic() - started) * 1000
             with contextlib.suppress(Exception):  # a journal that fails must not fail the call
-                entry.changes = await asyncio.shield(recorder.after()) if entry.outcome != "denied" else []
+                entry.changes = (
+                    await asyncio.shield(recorder.after(entry.outcome == "ok"))
+                    if entry.outcome != "denied"
+                    else []
+                )
             entry.path = recorder.path or entry.path
             if kind == "run" and entry.outcome == "ok":
                 entry.note = KERNEL_NOTE

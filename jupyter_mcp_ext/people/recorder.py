@@ -63,14 +63,14 @@ class Recorder:
             if self._file["deleting"]:
                 self._file["model"] = await self._model(path)
 
-    async def after(self) -> list[Change]:
+    async def after(self, ok: bool) -> list[Change]:
         found: list[Change] = []
         for doc, before in self._notebooks.values():
             only = None
             if self._only is not None:  # the cells named, and any the call added
                 had = {c.id for c in before}
                 only = self._only | {cid for cid in nb.ids(doc) if cid not in had}
-            found += changes.diff(before, changes.snapshot(doc, only), run=self.run)
+            found += changes.diff(before, changes.snapshot(doc, only), run=self.run, ran=self.run and ok)
         if self._file and (not self._notebooks or self._file["path"] not in self._notebooks):
             found += await self._file_changes()
         return found
