@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .mcp_client import connect, ok
+from .mcp_client import STATELESS, connect, fails, ok
 from .panel import PanelAPI
 from .yclient import YPeer
 
@@ -306,3 +306,17 @@ async def test_a_run_that_outlives_its_call_is_journaled_and_only_its_cells(
         await panel.revert(entry["id"])
         await person.wait_for(lambda nb: len(nb.ycells[0]["outputs"]) == 0)
         assert person.sources()[1] == "y = 10"
+
+
+async def test_a_stateless_client_is_journaled_and_gated_too(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("sl.ipynb", cells=["x = 1"])
+    async with connect(server_url, jp_auth_header, mode=STATELESS) as agent:
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        await ok(agent, "update_cell", path=path, cell_id=cell["id"], source="x = 2")
+        await panel.post("policy", {"mode": "off"})
+        assert "paused by the user" in await fails(agent, "get_notebook", path=path)
+    entry = await panel.entry("update_cell")
+    assert entry["agent"] and entry["user"] and entry["outcome"] == "ok"
+    assert entry["changes"][0]["after"] == "x = 2"
