@@ -320,3 +320,17 @@ async def test_a_stateless_client_is_journaled_and_gated_too(
     entry = await panel.entry("update_cell")
     assert entry["agent"] and entry["user"] and entry["outcome"] == "ok"
     assert entry["changes"][0]["after"] == "x = 2"
+
+
+async def test_what_cannot_be_undone_is_marked_and_refused(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("co.ipynb", cells=["print(1)"])
+    async with connect(server_url, jp_auth_header) as agent:
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        await ok(agent, "execute_cells", path=path, cell_ids=[cell["id"]], timeout=60)
+        await ok(agent, "clear_outputs", path=path)
+        entry = await panel.entry("clear_outputs")
+        assert entry["changes"][0]["kind"] == "outputs" and not entry["revertible"]
+        result = await panel.revert(entry["id"], status=409)
+        assert "cannot be brought back" in result["conflicts"][0]["reason"]
+        await ok(agent, "create_notebook", path="fresh.ipynb")
+        assert not (await panel.entry("create_notebook"))["revertible"]

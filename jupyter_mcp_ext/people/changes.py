@@ -27,6 +27,7 @@ MAX_KEPT_OUTPUTS = 1_000_000  # characters of a deleted cell's outputs kept to r
 # new cells after. A tool that names its cells (cell_id, cell_ids) is snapshotted in those cells
 # only; any other tool in every cell, which costs about 0.1 ms a cell.
 ADDS_ONLY = frozenset({"insert_cells", "insert_and_execute", "execute_code"})
+CLEARED = "cleared outputs are not kept, so they cannot be brought back; run the cells again"
 
 
 @dataclass
@@ -129,7 +130,8 @@ def diff(
         outputs_changed = (was.execution_count, was.outputs) != (cell.execution_count, cell.outputs)
         if outputs_changed or (ran and cell.type == "code"):  # a run that outlived its call writes later
             after = _outputs_text(cell) if outputs_changed else "running"
-            changes.append(Change("outputs", cell.id, _outputs_text(was), after, {"run": run}))
+            undo = {"run": True} if run else {"revertible": False, "why": CLEARED}
+            changes.append(Change("outputs", cell.id, _outputs_text(was), after, undo))
     return changes
 
 
