@@ -28,7 +28,7 @@ class Recorder:
         self.run = kind == "run"
         self._whole = tool in changes.KEEPS_WHOLE_CELLS
         self._only = changes.targets(tool, args)
-        self._notebooks: dict[str, tuple[Any, list[changes.CellState]]] = {}
+        self._notebooks: dict[str, tuple[Any, changes.Snapshot]] = {}
         self._file: dict[str, Any] | None = None
 
     def opened(self, path: str, doc: Any) -> None:
@@ -68,7 +68,7 @@ class Recorder:
         for doc, before in self._notebooks.values():
             only = None
             if self._only is not None:  # the cells named, and any the call added
-                had = {c.id for c in before}
+                had = set(before.order)
                 only = self._only | {cid for cid in nb.ids(doc) if cid not in had}
             found += changes.diff(before, changes.snapshot(doc, only), run=self.run, ran=self.run and ok)
         if self._file and (not self._notebooks or self._file["path"] not in self._notebooks):
