@@ -334,3 +334,19 @@ async def test_what_cannot_be_undone_is_marked_and_refused(server_url, jp_auth_h
         assert "cannot be brought back" in result["conflicts"][0]["reason"]
         await ok(agent, "create_notebook", path="fresh.ipynb")
         assert not (await panel.entry("create_notebook"))["revertible"]
+
+
+async def test_revert_counts_characters_not_bytes(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("uni.ipynb", cells=["s = 'café ☕'\nt = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        await ok(agent, "update_cell", path=path, cell_id=cell["id"], old_string="☕", new_string="🍵 thé")
+        await person.wait_for(lambda nb: "thé" in person.sources()[0])
+        person.insert_text(0, 0, "# ünïcode\n")
+        person.insert_text(0, len(person.sources()[0]), "0")  # t = 10
+        await person.flush()
+        await panel.revert((await panel.entry("update_cell"))["id"])
+        await person.wait_for(lambda nb: person.sources() == ["# ünïcode\ns = 'café ☕'\nt = 10"])
