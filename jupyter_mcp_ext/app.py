@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Float, Int
+from traitlets import Float, Int, Unicode
 
+from .api.handlers import routes as panel_routes
+from .api.panel import Panel
 from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
+from .people.agents import AgentDirectory
+from .people.presence import Presence
 from .protocol.handler import MCPHandler
 from .protocol.server import build_server
 from .protocol.transport import MCPTransport
@@ -75,6 +79,37 @@ class MCPExtensionApp(ExtensionApp):
     max_download_bytes = Int(
         1_000_000, config=True, help="Largest file, in bytes, download_file returns (before base64)."
     )
+    journal_size = Int(
+        1000,
+        config=True,
+        help="Agent calls the journal keeps in memory for review and revert; oldest dropped first.",
+    )
+    approval_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds a call waits for a person's approval (policy 'ask') before it gives up with an error.",
+    )
+    policy_file = Unicode(
+        "",
+        config=True,
+        help="JSON file keeping the agent policy across restarts; empty: jupyter_mcp_ext/policy.json in "
+        "Jupyter's data folder.",
+    )
+    agent_name_suffix = Unicode(
+        None,
+        config=True,
+        allow_none=True,
+        help="Appended to an agent's client name to make the name people see it by, e.g. ' (agent)' "
+        "gives 'Claude Code (agent)'; '{user}' in it is the name of the person it acts for. None: "
+        "' (agent)', or \" ({user}'s agent)\" under JupyterHub.",
+    )
+    agent_idle_timeout = Float(
+        600.0,
+        config=True,
+        allow_none=True,
+        help="Seconds without a tool call after which an agent leaves the notebooks it is present in "
+        "(it comes back with its next call); None keeps it until its MCP session ends.",
+    )
 
     revision_memory_bytes = Int(
         32_000_000,
@@ -93,6 +128,7 @@ class MCPExtensionApp(ExtensionApp):
         kernels = KernelService(
             serverapp, idle_timeout=self.kernel_idle_timeout, keep_chars=self.max_document_output_bytes
         )
+        agents = AgentDirectory(suffix=self.agent_name_suffix, idle_timeout=self.agent_idle_timeout)
         self.services = Services(
             documents=documents,
             contents=serverapp.contents_manager,
@@ -119,11 +155,21 @@ class MCPExtensionApp(ExtensionApp):
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
             revisions=Revisions(self.revision_memory_bytes),
+            agents=agents,
+            presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
         self.transport = MCPTransport(
             build_server(self.services, ALL),
             session_idle_timeout=self.session_idle_timeout,
             retry_interval_ms=self.sse_retry_interval,
+        )
+        self.panel = Panel.build(
+            self.services,
+            self.transport,
+            serverapp.event_logger,
+            journal_size=self.journal_size,
+            approval_timeout=self.approval_timeout,
+            policy_file=self.policy_file,
         )
 
     def initialize_handlers(self) -> None:
@@ -131,6 +177,7 @@ class MCPExtensionApp(ExtensionApp):
         assert self.serverapp is not None
         route = url_path_join(self.serverapp.base_url, "mcp")
         self.serverapp.web_app.add_handlers(".*$", [(route, MCPHandler, {"transport": self.transport})])
+        self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
         self.log.info("MCP endpoint at %s", route)
 
     async def stop_extension(self) -> None:

@@ -13,6 +13,7 @@ from ..documents.merge import describe_conflicts, edits, lines_text, merge
 from ..documents.revisions import cell_scope, revision
 from ..errors import ToolError
 from . import outputs
+from .people import with_people
 from .shapes import NewCell, check_new_cells
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
@@ -69,11 +70,12 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
     notes = budget.notes()
     if notes:
         blocks.append("[" + "; ".join(notes) + ": read fewer cells at a time to see more]")
-    return ToolResult(
+    result = ToolResult(
         "\n".join(blocks) if blocks else "No cells in that range.",
         {"cells": cells, "truncated": budget.truncation()},
         images=budget.images,
     )
+    return with_people(ctx, path, result)
 
 
 class InsertCells(Args):

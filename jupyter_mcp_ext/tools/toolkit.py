@@ -56,12 +56,15 @@ class ToolContext:
     services: Services
     handler: JupyterHandler | None
     request: ServerRequestContext[Any, Any]
+    on_open: Callable[[str, YNotebook], None] | None = None  # the journal's snapshot of what a call edits
 
     async def open_notebook(self, path: str) -> tuple[str, YNotebook]:
         """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user
         who may write it: a read by a read-only user never rewrites the file."""
         path, doc = await self.services.documents.open(path, upgrade=await self.may("contents", "write"))
         activity.watch(doc)  # from the agent's first look on, a person's typing is noted
+        if self.on_open is not None:
+            self.on_open(path, doc)
         return path, doc
 
     @property
