@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Float, Int
+from traitlets import Bool, Float, Int
 
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
@@ -73,6 +73,12 @@ class MCPExtensionApp(ExtensionApp):
     )
     max_download_bytes = Int(
         1_000_000, config=True, help="Largest file, in bytes, download_file returns (before base64)."
+    )
+    hide_forbidden_tools = Bool(
+        False,
+        config=True,
+        help="Leave out of tools/list the tools the caller may not use (by the authorizer); by default "
+        "they are listed, marked NOT PERMITTED with the permission they need.",
     )
 
     def initialize_settings(self) -> None:
