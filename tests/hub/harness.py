@@ -8,7 +8,9 @@ authorizer), so the tests check what an admin following it gets. One ``Hub`` ser
 from __future__ import annotations
 
 import contextlib
+import html
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -44,6 +46,8 @@ USER_ROLE = {
     "name": "user",
     "scopes": ["self", "custom:jupyter_server:execute:*!user", "shares!user", "read:users:name"],
 }
+
+COLLABORATOR_SCOPES = [f"{scope}!user=alice" for scope in ("access:servers", *list(CUSTOM_SCOPES)[:2])]
 
 
 def free_port() -> int:
@@ -92,7 +96,6 @@ class Hub:
             textwrap.dedent(
                 f"""
                 import os
-                c.ServerApp.authorizer_class = {AUTHORIZER!r}
                 state = os.path.join({str(state)!r}, os.environ["JUPYTERHUB_USER"])
                 os.makedirs(state, exist_ok=True)
                 c.SQLiteYStore.db_path = os.path.join(state, "ystore.db")
@@ -103,7 +106,8 @@ class Hub:
                 """
             )
         )
-        args = [f"--config={server_config}"]
+        # The README's one line that enables the scopes, as a Hub admin writes it.
+        args = [f"--ServerApp.authorizer_class={AUTHORIZER}", f"--config={server_config}"]
         if os.geteuid() == 0:
             args.append("--allow-root")
         config = {
@@ -124,6 +128,8 @@ class Hub:
                     "scopes": ["admin:users", "admin:servers", "tokens"],
                     "services": ["tests"],
                 },
+                # A collaborator by role (not by share): the Hub passes roles, not shares, to browser sessions.
+                {"name": "alice-collaborators", "scopes": COLLABORATOR_SCOPES, "users": ["dave"]},
             ],
             "Authenticator.allow_all": True,
             "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_port()}",
@@ -216,6 +222,27 @@ class Hub:
                 return f"{self.url}/user/{name}/"
             time.sleep(0.5)
         raise TimeoutError(f"{name}'s server did not start in {timeout} s:\n{self.log_tail()}")
+
+    def browser(self, user: str, server_url: str) -> httpx.Client:
+        """A browser's session on a server: log in to the Hub, open JupyterLab, consent to the OAuth
+        request the server makes (the Hub asks when the server is not one's own)."""
+        browser = httpx.Client(follow_redirects=True, timeout=30)
+        browser.get(f"{self.url}/hub/login")
+        form = {"username": user, "password": "any", "_xsrf": browser.cookies["_xsrf"]}
+        assert (
+            browser.post(f"{self.url}/hub/login", params={"next": "/hub/home"}, data=form).status_code == 200
+        )
+        page = browser.get(f"{server_url}lab")
+        if "/oauth2/authorize" in str(page.url):
+            fields: dict[str, list[str]] = {}
+            for name, value in re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', page.text):
+                fields.setdefault(name, []).append(html.unescape(value))
+            page = browser.post(page.url, data=fields)
+        assert page.status_code == 200 and str(page.url).startswith(f"{server_url}lab"), (
+            page.url,
+            page.text[:500],
+        )
+        return browser
 
     def token(self, user: str, scopes: Sequence[str] = ("inherit",), note: str = "agent") -> str:
         """An API token for ``user`` as ``POST /hub/api/users/<user>/tokens`` mints it."""

@@ -7,7 +7,9 @@ the Hub's proxy with a Hub API token, as an agent's would.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +60,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
 
 @pytest.fixture(scope="module")
 def site(hub: Hub) -> Site:
-    for name in ("alice", "bob", "carol"):
+    for name in ("alice", "bob", "carol", "dave"):
         hub.add_user(name)
     home = hub.home("alice")
     home.mkdir(parents=True, exist_ok=True)
@@ -72,6 +74,7 @@ def site(hub: Hub) -> Site:
         "read": hub.token("alice", [ACCESS, READ], note="read-only agent"),
         "write": hub.token("alice", [ACCESS, WRITE], note="write, no execute"),
         "carol": hub.token("carol"),
+        "access-only": hub.token("alice", [ACCESS], note="no custom scope"),
     }
     # alice shares her server with bob (JupyterHub 5 shares), allowing read and write but not execute.
     # Each scope is listed: the Hub does not expand a share's subscopes for bob's tokens (6.1).
@@ -197,3 +200,35 @@ async def test_a_read_only_token_cannot_join_the_room_to_edit_either(site: Site)
             f"{site.url}api/collaboration/session/shared.ipynb", json={"format": "json", "type": "notebook"}
         )
     assert response.status_code == 403, response.text
+
+
+async def test_a_token_with_access_but_no_custom_scope_may_do_nothing(site: Site):
+    """Under the authorizer, reaching the server is not permission to use it: fail closed."""
+    async with connect(site.url, site.auth("access-only")) as client:
+        tools = (await client.list_tools()).tools
+        message = await fails(client, "list_notebooks")
+    assert all(t.description.startswith("NOT PERMITTED") for t in tools)
+    assert "user 'alice' may not read contents" in message
+
+
+PERMISSIONS = json.dumps({"contents": ["read", "write"], "kernels": ["read", "execute"]})
+
+
+@pytest.mark.parametrize(
+    ("user", "contents", "kernels"),
+    [("alice", ["read", "write"], ["execute", "read"]), ("dave", ["read", "write"], ["read"])],
+)
+def test_a_browser_session_is_its_user_with_the_scopes_the_hub_gives_it(site: Site, user, contents, kernels):
+    """JupyterLab's own identity and permissions (GET api/me), for the owner and for a collaborator
+    given alice's server by a role: the browser follows the same scopes as agents."""
+    with closing(site.hub.browser(user, site.url)) as browser:
+        me = browser.get(f"{site.url}api/me", params={"permissions": PERMISSIONS}).json()
+    assert me["identity"]["username"] == user
+    assert sorted(me["permissions"]["contents"]) == contents
+    assert sorted(me["permissions"]["kernels"]) == kernels
+
+
+def test_a_sharee_opening_the_shared_server_in_a_browser_is_themselves(site: Site):
+    with closing(site.hub.browser("bob", site.url)) as browser:
+        me = browser.get(f"{site.url}api/me").json()
+    assert me["identity"]["username"] == "bob"
