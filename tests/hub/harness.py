@@ -34,7 +34,7 @@ AUTHORIZER = "jupyter_mcp_ext.hub_authorizer.ScopedHubAuthorizer"
 CUSTOM_SCOPES = {
     "custom:jupyter_server:read:*": {"description": "Read files and state on a server."},
     "custom:jupyter_server:write:*": {
-        "description": "Change files on a server; not execution.",
+        "description": "Change files on a server; not run code.",
         "subscopes": ["custom:jupyter_server:read:*"],
     },
     "custom:jupyter_server:execute:*": {

@@ -17,7 +17,7 @@ import httpx
 import nbformat
 import pytest
 
-from ..mcp_client import STATELESS, connect, fails, ok
+from ..mcp_client import STATELESS, call, connect, fails, ok, text
 from ..yclient import YPeer
 from .harness import Hub, find_proxy
 
@@ -29,6 +29,16 @@ READ, WRITE, EXECUTE = (
     f"custom:jupyter_server:{action}:*!server=alice/" for action in ("read", "write", "execute")
 )
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -113,6 +123,14 @@ async def test_a_request_without_a_token_for_this_server_is_refused_not_redirect
     assert site.url.endswith("/user/alice/")  # the route sits under the server's base URL
 
 
+async def test_the_endpoint_is_under_the_servers_base_url_only(site: Site):
+    async with httpx.AsyncClient(headers={**HEADERS, **site.auth("full")}) as http:
+        at_root = await http.post(f"{site.hub.url}/mcp", json=PING)
+        under_prefix = await http.post(f"{site.url}mcp", json=INITIALIZE)
+    assert at_root.status_code >= 400  # the Hub answers there (no MCP), not a single-user server
+    assert under_prefix.status_code == 200 and "jupyter-mcp-ext" in under_prefix.text
+
+
 @pytest.mark.parametrize(
     ("who", "scheme"), [("full", "token"), ("read", "Bearer"), ("write", "token"), ("share", "Bearer")]
 )
@@ -145,6 +163,12 @@ async def test_each_tool_family_honours_the_token(site: Site, who: str, scheme: 
             assert (site.home / "shared.ipynb").read_bytes() == before
         assert (site.home / new).exists() == ("write" in allowed)
         assert (site.home / f"by-{who}.txt").exists() == ("write" in allowed)
+
+        # kernel management (kernels: write): allowed means no refusal, whether or not a run is going
+        interrupt = text(await call(client, "interrupt_kernel", path="shared.ipynb"))
+        assert ("Not permitted" in interrupt) == ("write" not in allowed), interrupt
+        if "write" not in allowed:
+            assert f"user '{user}' may not write kernels" in interrupt
 
         # execute: code in the notebook's kernel, and running a cell
         if "execute" in allowed:
