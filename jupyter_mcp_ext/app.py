@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Int
+from traitlets import Bool, Float, Int, Unicode
 
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
+from .people.agents import AgentDirectory
 from .protocol.handler import MCPHandler
 from .protocol.server import build_server
 from .protocol.transport import MCPTransport
@@ -80,6 +81,21 @@ class MCPExtensionApp(ExtensionApp):
         help="Leave out of tools/list the tools the caller may not use (by the authorizer); by default "
         "they are listed, marked NOT PERMITTED with the permission they need.",
     )
+    agent_name_suffix = Unicode(
+        None,
+        config=True,
+        allow_none=True,
+        help="Appended to an agent's client name to make the name people see it by, e.g. ' (agent)' "
+        "gives 'Claude Code (agent)'; '{user}' in it is the name of the person it acts for. None: "
+        "' (agent)', or \" ({user}'s agent)\" under JupyterHub.",
+    )
+    agent_idle_timeout = Float(
+        600.0,
+        config=True,
+        allow_none=True,
+        help="Seconds without a tool call after which an agent leaves the notebooks it is present in "
+        "(it comes back with its next call); None keeps it until its MCP session ends.",
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
@@ -115,6 +131,7 @@ class MCPExtensionApp(ExtensionApp):
                 max_download_bytes=self.max_download_bytes,
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
+            agents=AgentDirectory(suffix=self.agent_name_suffix, idle_timeout=self.agent_idle_timeout),
         )
         self.transport = MCPTransport(
             build_server(self.services, ALL),
