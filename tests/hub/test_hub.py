@@ -12,16 +12,21 @@ from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import nbformat
 import pytest
+
+from jupyter_mcp_ext.people.agents import AgentDirectory, person_of
 
 from ..mcp_client import STATELESS, call, connect, fails, ok, text
 from ..yclient import YPeer
 from .harness import Hub, find_proxy
 
 pytest.importorskip("jupyterhub", reason="the test extra installs JupyterHub")
+from jupyterhub.singleuser.extension import JupyterHubUser
+
 pytestmark = pytest.mark.timeout(300)
 
 ACCESS = "access:servers!server=alice/"
@@ -256,3 +261,19 @@ def test_a_sharee_opening_the_shared_server_in_a_browser_is_themselves(site: Sit
     with closing(site.hub.browser("bob", site.url)) as browser:
         me = browser.get(f"{site.url}api/me").json()
     assert me["identity"]["username"] == "bob"
+
+
+@pytest.mark.parametrize(("who", "user"), [("full", "alice"), ("read", "alice"), ("share", "bob")])
+def test_each_token_acts_as_its_hub_user_and_its_agent_is_named_for_them(site: Site, who: str, user: str):
+    """A sharee's agent on alice's server is bob's, not alice's: in Jupyter's identity for the
+    request, and in the name people see the agent by (from the Hub's user model)."""
+    me = httpx.get(f"{site.url}api/me", headers=site.auth(who), timeout=30).json()
+    assert me["identity"]["username"] == user
+    # The Hub's model of this token, as the single-user server receives it for each request.
+    model = site.hub.api("GET", "user", token=site.tokens[who]).json()
+    handler = SimpleNamespace(current_user=JupyterHubUser(model))
+    assert person_of(handler) == {"name": user, "display_name": user, "color": None, "hub": True}
+    agent = AgentDirectory()._new_agent(
+        "0badcafe", "k", None, {"name": "claude-code", "title": "Claude Code"}, handler
+    )
+    assert (agent.display_name, agent.user) == (f"Claude Code ({user}'s agent)", user)
