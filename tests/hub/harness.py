@@ -138,7 +138,11 @@ class Hub:
             "Spawner.args": args,
             "Spawner.oauth_client_allowed_scopes": ["custom:jupyter_server:execute:*!server"],
             # The spawned servers import this worktree's package, whatever is installed.
-            "Spawner.environment": {"PYTHONPATH": str(ROOT), "JUPYTERHUB_SINGLEUSER_EXTENSION": "1"},
+            "Spawner.environment": {
+                "PYTHONPATH": str(ROOT),
+                "JUPYTERHUB_SINGLEUSER_EXTENSION": "1",
+                "JUPYTERHUB_ACTIVITY_INTERVAL": "1",  # report activity to the Hub every second
+            },
             "Spawner.start_timeout": 120,
             # A stopped single-user server can hang at exit on a non-daemon thread: escalate quickly.
             "LocalProcessSpawner.interrupt_timeout": 3,

@@ -7,6 +7,7 @@ the Hub's proxy with a Hub API token, as an agent's would.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import closing
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+import anyio
 import httpx
 import nbformat
 import pytest
@@ -277,3 +279,16 @@ def test_each_token_acts_as_its_hub_user_and_its_agent_is_named_for_them(site: S
         "0badcafe", "k", None, {"name": "claude-code", "title": "Claude Code"}, handler
     )
     assert (agent.display_name, agent.user) == (f"Claude Code ({user}'s agent)", user)
+
+
+async def test_agent_use_is_activity_the_hub_sees_so_the_server_is_not_culled(site: Site):
+    def last_activity() -> str:
+        return site.hub.api("GET", "users/alice").json()["servers"][""]["last_activity"]
+
+    await asyncio.sleep(1.5)  # past any earlier request's report
+    before = last_activity()
+    async with connect(site.url, site.auth("read")) as client:
+        await ok(client, "list_notebooks")
+    with anyio.fail_after(20):
+        while last_activity() <= before:  # ISO 8601 UTC strings order as times
+            await asyncio.sleep(0.5)
