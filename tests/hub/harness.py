@@ -248,6 +248,26 @@ class Hub:
         )
         return browser
 
+    def token_from_command_line(self, user: str) -> str:
+        """What ``jupyterhub token <user>`` prints on the Hub's machine (its config, its database)."""
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "jupyterhub",
+                "token",
+                "-f",
+                str(self.workdir / "jupyterhub_config.py"),
+                user,
+            ],
+            cwd=self.workdir,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip().splitlines()[-1]
+
     def token(self, user: str, scopes: Sequence[str] = ("inherit",), note: str = "agent") -> str:
         """An API token for ``user`` as ``POST /hub/api/users/<user>/tokens`` mints it."""
         response = self.api("POST", f"users/{user}/tokens", json={"scopes": list(scopes), "note": note})

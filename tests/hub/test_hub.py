@@ -292,3 +292,11 @@ async def test_agent_use_is_activity_the_hub_sees_so_the_server_is_not_culled(si
     with anyio.fail_after(20):
         while last_activity() <= before:  # ISO 8601 UTC strings order as times
             await asyncio.sleep(0.5)
+
+
+async def test_a_token_printed_by_jupyterhub_token_is_a_full_agent_token(site: Site):
+    token = site.hub.token_from_command_line("alice")
+    async with connect(site.url, {"Authorization": f"Bearer {token}"}) as client:
+        assert not [t.name for t in (await client.list_tools()).tools if "NOT PERMITTED" in t.description]
+        result = await ok(client, "execute_code", path="shared.ipynb", code="print(2 + 3)")
+    assert "5" in str(result)
