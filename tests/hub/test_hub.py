@@ -19,6 +19,7 @@ import anyio
 import httpx
 import nbformat
 import pytest
+from mcp_types import Implementation
 
 from jupyter_mcp_ext.people.agents import AgentDirectory, person_of
 
@@ -300,3 +301,28 @@ async def test_a_token_printed_by_jupyterhub_token_is_a_full_agent_token(site: S
         assert not [t.name for t in (await client.list_tools()).tools if "NOT PERMITTED" in t.description]
         result = await ok(client, "execute_code", path="shared.ipynb", code="print(2 + 3)")
     assert "5" in str(result)
+
+
+async def test_the_owners_and_the_sharees_agents_are_two_collaborators_in_the_room(site: Site):
+    """alice has the notebook open; her agent and bob's (through the share) edit it: she sees two
+    collaborators, each named for the Hub user it acts for, each with a username of its own."""
+    claude = Implementation(name="claude-code", version="2.1.0", title="Claude Code")
+    async with connect(site.url, site.auth("full"), client_info=claude) as mine:
+        await ok(mine, "create_notebook", path="team.ipynb")
+        async with (
+            YPeer(site.url, site.auth("full"), "team.ipynb") as alice,
+            connect(site.url, site.auth("share", "Bearer"), client_info=claude) as bobs,
+        ):
+            await ok(mine, "insert_cells", path="team.ipynb", cells=[{"source": "a = 1"}])
+            await ok(bobs, "insert_cells", path="team.ipynb", cells=[{"source": "b = 2"}])
+
+            def agents(_nb: object) -> dict[str, dict[str, str]] | None:
+                users = [
+                    s["user"] for s in alice.remote_states().values() if s and s.get("user", {}).get("bot")
+                ]
+                named = {u["display_name"]: u for u in users}
+                return named if len(named) == 2 else None
+
+            seen = await alice.wait_for(agents, timeout=15)
+    assert set(seen) == {"Claude Code (alice's agent)", "Claude Code (bob's agent)"}
+    assert len({u["username"] for u in seen.values()} | {alice.user["username"]}) == 3
