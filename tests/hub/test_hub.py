@@ -19,6 +19,7 @@ import anyio
 import httpx
 import nbformat
 import pytest
+from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
 from jupyter_mcp_ext.people.agents import AgentDirectory, person_of
@@ -155,6 +156,7 @@ async def test_each_tool_family_honours_the_token(site: Site, who: str, scheme: 
         )
         assert any(n["path"] == "shared.ipynb" for n in (await ok(client, "list_notebooks"))["notebooks"])
         await ok(client, "list_kernels")
+        assert any(r.uri.endswith("shared.ipynb") for r in (await client.list_resources()).resources)
         assert "agents read this" in str(await ok(client, "read_file", path="notes.txt"))
 
         # write: a new notebook, a cell in it, a text file
@@ -239,6 +241,8 @@ async def test_a_token_with_access_but_no_custom_scope_may_do_nothing(site: Site
     async with connect(site.url, site.auth("access-only")) as client:
         tools = (await client.list_tools()).tools
         message = await fails(client, "list_notebooks")
+        with pytest.raises(MCPError, match="read"):
+            await client.list_resources()
     assert all(t.description.startswith("NOT PERMITTED") for t in tools)
     assert "user 'alice' may not read contents" in message
 
