@@ -223,7 +223,9 @@ class Hub:
             server = self.api("GET", f"users/{name}").json()["servers"].get("")
             if server and server.get("ready"):
                 self.pids[name] = server["state"]["pid"]
-                return f"{self.url}/user/{name}/"
+                url = f"{self.url}/user/{name}/"
+                self._until_routed(url, deadline)
+                return url
             time.sleep(0.5)
         raise TimeoutError(f"{name}'s server did not start in {timeout} s:\n{self.log_tail()}")
 
@@ -247,6 +249,16 @@ class Hub:
             page.text[:500],
         )
         return browser
+
+    def _until_routed(self, url: str, deadline: float) -> None:
+        """Until the proxy sends ``url`` to the server itself: its unauthenticated ``api`` answers."""
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError, ValueError):
+                response = httpx.get(f"{url}api", timeout=5, follow_redirects=False)
+                if response.status_code == 200 and "version" in response.json():
+                    return
+            time.sleep(0.3)
+        raise TimeoutError(f"the proxy never routed {url}:\n{self.log_tail()}")
 
     def token_from_command_line(self, user: str) -> str:
         """What ``jupyterhub token <user>`` prints on the Hub's machine (its config, its database)."""

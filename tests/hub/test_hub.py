@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -211,7 +212,7 @@ async def test_tools_list_marks_what_the_token_may_not_use(site: Site, who: str)
 async def test_an_edit_through_the_proxy_is_seen_live_by_a_yjs_client_in_the_room(site: Site):
     async with connect(site.url, site.auth("full")) as client:
         await ok(client, "create_notebook", path="live.ipynb")
-        async with YPeer(site.url, site.auth("full"), "live.ipynb") as peer:
+        async with YPeer(site.url, site.auth("full"), "live.ipynb", timeout=30) as peer:
             (cell_id,) = (await ok(client, "insert_cells", path="live.ipynb", cells=[{"source": "a = 1"}]))[
                 "cell_ids"
             ]
@@ -287,15 +288,16 @@ def test_each_token_acts_as_its_hub_user_and_its_agent_is_named_for_them(site: S
 
 
 async def test_agent_use_is_activity_the_hub_sees_so_the_server_is_not_culled(site: Site):
-    def last_activity() -> str:
-        return site.hub.api("GET", "users/alice").json()["servers"][""]["last_activity"]
+    def last_activity() -> datetime:
+        stamp = site.hub.api("GET", "users/alice").json()["servers"][""]["last_activity"]
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
     await asyncio.sleep(1.5)  # past any earlier request's report
     before = last_activity()
     async with connect(site.url, site.auth("read")) as client:
         await ok(client, "list_notebooks")
     with anyio.fail_after(20):
-        while last_activity() <= before:  # ISO 8601 UTC strings order as times
+        while last_activity() <= before:
             await asyncio.sleep(0.5)
 
 
@@ -314,7 +316,7 @@ async def test_the_owners_and_the_sharees_agents_are_two_collaborators_in_the_ro
     async with connect(site.url, site.auth("full"), client_info=claude) as mine:
         await ok(mine, "create_notebook", path="team.ipynb")
         async with (
-            YPeer(site.url, site.auth("full"), "team.ipynb") as alice,
+            YPeer(site.url, site.auth("full"), "team.ipynb", timeout=30) as alice,
             connect(site.url, site.auth("share", "Bearer"), client_info=claude) as bobs,
         ):
             await ok(mine, "insert_cells", path="team.ipynb", cells=[{"source": "a = 1"}])
@@ -327,6 +329,6 @@ async def test_the_owners_and_the_sharees_agents_are_two_collaborators_in_the_ro
                 named = {u["display_name"]: u for u in users}
                 return named if len(named) == 2 else None
 
-            seen = await alice.wait_for(agents, timeout=15)
+            seen = await alice.wait_for(agents)
     assert set(seen) == {"Claude Code (alice's agent)", "Claude Code (bob's agent)"}
     assert len({u["username"] for u in seen.values()} | {alice.user["username"]}) == 3
