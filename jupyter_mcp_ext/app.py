@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Float, Int, Unicode
+from traitlets import Bool, Float, Int, Unicode
 
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
@@ -94,6 +94,12 @@ class MCPExtensionApp(ExtensionApp):
         config=True,
         help="JSON file keeping the agent policy across restarts; empty: jupyter_mcp_ext/policy.json in "
         "Jupyter's data folder.",
+    )
+    hide_forbidden_tools = Bool(
+        False,
+        config=True,
+        help="Leave out of tools/list the tools the caller may not use (by the authorizer); by default "
+        "they are listed, marked NOT PERMITTED with the permission they need.",
     )
     agent_name_suffix = Unicode(
         None,

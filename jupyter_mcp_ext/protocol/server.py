@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from .._version import __version__
 from ..errors import ToolError
 from ..services import Services
-from ..tools.authz import handler_of
+from ..tools.authz import handler_of, listing_for
 from ..tools.prompts import NotebookPrompts
 from ..tools.resources import NotebookResources
 from ..tools.toolkit import ToolContext, ToolSpec
@@ -45,7 +45,9 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return listing
+        hide = bool(services.settings.get("hide_forbidden_tools"))
+        mine = await listing_for(handler_of(ctx), tools, hide=hide)
+        return listing if mine is None else types.ListToolsResult(tools=mine)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
