@@ -4,7 +4,6 @@ as JupyterLab's collaborators panel reads it; and an agent leaves when its sessi
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from pycrdt import Assoc, StickyIndex
 
 from .mcp_client import connect, ok, text
 from .yclient import GlobalAwarenessPeer, YPeer, browser_user
+from .ytext import TextPeer
 
 CLAUDE = Implementation(name="claude-code", version="2.1.0", title="Claude Code")
 CODEX = Implementation(name="codex", version="0.9")
@@ -158,7 +158,6 @@ async def test_an_agent_moving_to_another_notebook_leaves_the_first(
         await agent_state(person)
         await ok(agent, "get_notebook", path=two)
         await person.wait_for(lambda _nb: not agents_seen(person))
-        await asyncio.sleep(0)
 
 
 def caret(peer: YPeer, index: int, at: int, assoc: Assoc = Assoc.AFTER) -> list[dict[str, Any]]:
@@ -223,3 +222,22 @@ async def people_in(agent: Any, tool: str, path: str, check, **args: Any) -> dic
             if len(people) == 2 and check(people):
                 return {**result.structured_content, "text": text(result)}
             await anyio.sleep(0.05)
+
+
+async def test_an_agent_editing_a_file_open_in_an_editor_is_present_there(
+    server_url, jp_auth_header, jp_root_dir: Path
+):
+    (jp_root_dir / "lib.py").write_text("x = 1\n")
+    async with (
+        TextPeer(server_url, jp_auth_header, "lib.py") as editor,
+        GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+    ):
+        await ok(agent, "edit_file", path="lib.py", old_string="x = 1", new_string="x = 2")
+        await editor.wait_for_text("x = 2\n")
+        state = await agent_state(editor)
+        assert state["user"]["name"] == "Claude Code (agent)" and state["mcp"]["cell_id"] is None
+        assert "cursors" not in state
+        listed = await agent_state(lobby)
+        assert listed["current"] == "editor:lib.py" and listed["documents"] == ["lib.py"]
+    await editor.wait_for(lambda _nb: not agents_seen(editor))
