@@ -12,7 +12,7 @@ import anyio
 from mcp_types import Implementation
 from pycrdt import Assoc, StickyIndex
 
-from .mcp_client import connect, ok, text
+from .mcp_client import STATELESS, connect, ok, text
 from .yclient import GlobalAwarenessPeer, YPeer, browser_user
 from .ytext import TextPeer
 
@@ -241,3 +241,23 @@ async def test_an_agent_editing_a_file_open_in_an_editor_is_present_there(
         listed = await agent_state(lobby)
         assert listed["current"] == "editor:lib.py" and listed["documents"] == ["lib.py"]
     await editor.wait_for(lambda _nb: not agents_seen(editor))
+
+
+async def test_a_stateless_client_is_present_until_it_has_been_idle_a_while(
+    server_url, jp_auth_header, make_notebook, jp_serverapp
+):
+    path = make_notebook("e.ipynb", cells=["x = 1"])
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+    app.services.agents.idle_timeout = 1.0  # agent_idle_timeout
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header, STATELESS, client_info=CODEX) as agent,
+    ):
+        cell_id = person.notebook.ycells[0]["id"]
+        await ok(agent, "update_cell", path=path, cell_id=cell_id, source="x = 2")
+        state = await agent_state(person)
+        assert state["user"]["name"] == "codex (agent)" and state["mcp"]["cell_id"] == cell_id
+        # No session to end: it leaves once idle, with the client still connected.
+        await person.wait_for(lambda _nb: not agents_seen(person), timeout=10)
+        await ok(agent, "read_cells", path=path)
+        assert (await agent_state(person))["user"]["name"] == "codex (agent)"

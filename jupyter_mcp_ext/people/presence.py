@@ -91,13 +91,16 @@ class Presence:
             renew = time.monotonic() - renewed >= self.renew_interval
             if renew:
                 renewed = time.monotonic()
-            try:
-                dirty, self._dirty = self._dirty, set()
-                for agent_id in dirty | (set(self._slots) if renew else set()):
+            dirty, self._dirty = self._dirty, set()
+            for agent_id in dirty | (set(self._slots) if renew else set()):
+                try:
                     await self._sync(agent_id)
+                except Exception:  # one agent's trouble must not keep the others out of the room
+                    log.exception("Updating the presence of agent %s failed", agent_id)
+            try:
                 self._greet_newcomers()
             except Exception:
-                log.exception("Updating agent presence failed")
+                log.exception("Greeting new clients with the agents' presence failed")
 
     async def _sync(self, agent_id: str) -> None:
         """Send the agent's current state to its room and the global room (or leave them)."""
