@@ -172,6 +172,18 @@ async def test_the_collaborators_panel_shows_the_agent_by_name_with_its_caret(
             await tab.page.screenshot(path="/tmp/presence-collaborators.png")
             # Its presence leaves saving to the people: the agent's edit is saved as usual.
             await expect(tab.page.locator(".lm-TabBar-tab.jp-mod-dirty")).to_have_count(0)
+
+            # The other way round: the person clicks into the first cell, at the end of its line;
+            # the agent's outline says which cell that is.
+            for index, key in ((0, "End"), (1, "Home")):  # the end of a text, then a character
+                await tab.lines(index).click()
+                await tab.page.keyboard.press(key)
+                for _ in range(100):
+                    people = (await ok(agent, "get_notebook", path=path)).get("people", [])
+                    if people and people[0].get("cell_id") == ids[index]:
+                        break
+                    await asyncio.sleep(0.1)
+                assert [p.get("cell_id") for p in people] == [ids[index]], people
         # The session ended: it left.
         await expect(panel.get_by_text("Claude Code (agent)")).to_have_count(0)
         await expect(tab.cell(1).locator(".jp-remote-cursor")).to_have_count(0)

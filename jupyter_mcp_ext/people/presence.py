@@ -220,6 +220,7 @@ class Presence:
         room_id = self._room_id(api)
         room = self._room(room_id) if room_id is not None else None
         if room is None or not room.clients:
+            self._last_cells.pop(room_id or "", None)
             return []
         found: dict[str, dict[str, Any]] = {}
         last_cells = self._last_cells.setdefault(room_id, {})
