@@ -8,10 +8,11 @@ from traitlets import Float, Int
 
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
+from .endpoint import startup_line
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
-from .protocol.handler import MCPHandler
+from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler, body_limit
 from .protocol.server import build_server
 from .protocol.transport import MCPTransport
 from .services import Services
@@ -75,6 +76,21 @@ class MCPExtensionApp(ExtensionApp):
         1_000_000, config=True, help="Largest file, in bytes, download_file returns (before base64)."
     )
 
+    max_sessions_per_user = Int(
+        64,
+        config=True,
+        allow_none=True,
+        help="MCP sessions one user (or one token) may hold open; a new one closes that user's oldest idle "
+        "session first. None: no per-user limit.",
+    )
+    max_sessions = Int(
+        1000,
+        config=True,
+        allow_none=True,
+        help="MCP sessions open in all; at the limit a new one closes the oldest idle session (its own user's "
+        "first), or gets HTTP 503 if all are busy. None: no limit.",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
@@ -114,14 +130,24 @@ class MCPExtensionApp(ExtensionApp):
             build_server(self.services, ALL),
             session_idle_timeout=self.session_idle_timeout,
             retry_interval_ms=self.sse_retry_interval,
+            max_body_bytes=body_limit(self.max_file_bytes),
+            max_sessions_per_principal=self.max_sessions_per_user,
+            max_sessions=self.max_sessions,
         )
 
     def initialize_handlers(self) -> None:
         # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/mcp.
         assert self.serverapp is not None
         route = url_path_join(self.serverapp.base_url, "mcp")
-        self.serverapp.web_app.add_handlers(".*$", [(route, MCPHandler, {"transport": self.transport})])
-        self.log.info("MCP endpoint at %s", route)
+        limit = body_limit(self.max_file_bytes)
+        self.serverapp.web_app.add_handlers(
+            ".*$", [(route, MCPHandler, {"transport": self.transport, "max_body_bytes": limit})]
+        )
+        self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
+
+    async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
+        # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.
+        self.log.info(startup_line(serverapp))
 
     async def stop_extension(self) -> None:
         await self.transport.stop()

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import MutableMapping
 from typing import Any
 
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
+
+from .events import MemoryEventStore, session_scope
+from .sessions import Session, SessionLedger, SessionRefused
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +33,29 @@ Message = MutableMapping[str, Any]
 class MCPTransport:
     """Owns the SDK's session manager and its lifetime inside the server's event loop."""
 
-    def __init__(self, server: Server[Any], *, session_idle_timeout: float | None, retry_interval_ms: int):
+    def __init__(
+        self,
+        server: Server[Any],
+        *,
+        session_idle_timeout: float | None,
+        retry_interval_ms: int,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        max_sessions_per_principal: int | None = None,
+        max_sessions: int | None = None,
+        max_events: int = 2000,
+    ):
         self._server = server
-        self._settings = {"session_idle_timeout": session_idle_timeout, "retry_interval": retry_interval_ms}
+        self.events = MemoryEventStore(max_events)
+        self._settings = {
+            "session_idle_timeout": session_idle_timeout,
+            "retry_interval": retry_interval_ms,
+            "max_request_body_size": max_body_bytes,
+            "event_store": self.events,
+            "max_sessions": None,  # the ledger caps sessions, per principal and in all
+        }
+        self.sessions = SessionLedger(
+            per_principal=max_sessions_per_principal, total=max_sessions, idle_timeout=session_idle_timeout
+        )
         self.manager = self._new_manager()
         self._task: asyncio.Task[None] | None = None
         self._started = asyncio.Event()
@@ -76,20 +102,102 @@ class MCPTransport:
         except Exception:
             log.exception("MCP transport stopped with an error")
 
-    async def serve(self, handler: RequestHandler, extra_scope: dict[str, Any]) -> None:
-        """Answer the handler's request through the session manager."""
+    async def serve(
+        self, handler: RequestHandler, body: bytes, principal: str, extra_scope: dict[str, Any]
+    ) -> None:
+        """Answer the handler's request (its body already read) through the session manager."""
         await self.start()
-        exchange = _Exchange(handler)
+        exchange = _Exchange(handler, body)
         handler.on_connection_close = exchange.client_gone  # type: ignore[method-assign]
-        await self.manager.handle_request(exchange.scope(extra_scope), exchange.receive, exchange.send)
+        scope = exchange.scope(extra_scope)
+        session_id = handler.request.headers.get(MCP_SESSION_ID_HEADER)
+        if session_id is not None:
+            session = self.sessions.begin(session_id)
+            token = session_scope.set(session.scope if session else None)
+            try:
+                await self.manager.handle_request(scope, exchange.receive, exchange.send)
+            finally:
+                session_scope.reset(token)
+                if session is not None:
+                    gone = exchange.status == 404 or (
+                        handler.request.method == "DELETE" and exchange.status < 400
+                    )
+                    self.sessions.end(session_id, session, gone=gone)
+        elif _opens_session(handler):
+            await self._open(exchange, scope, principal, extra_scope.get("user"))
+        else:
+            await self.manager.handle_request(scope, exchange.receive, exchange.send)
         exchange.finish()
+
+    async def _open(self, exchange: _Exchange, scope: dict[str, Any], principal: str, owner: Any) -> None:
+        """A request that would open a session: make room first (or refuse), then note what opened."""
+        try:
+            victims = self.sessions.reserve(principal)
+        except SessionRefused as refused:
+            await exchange.refuse(503, str(refused))
+            return
+        for session_id, session in victims:
+            await self._close(session_id, session)
+        new_scope = object()
+        token = session_scope.set(new_scope)
+        try:
+            await self.manager.handle_request(scope, exchange.receive, exchange.send)
+        finally:
+            session_scope.reset(token)
+            opened = exchange.session_id if exchange.status < 400 else None
+            self.sessions.settle(principal, opened, owner, new_scope)
+
+    async def _close(self, session_id: str, session: Session) -> None:
+        """End a session as its client would, with a DELETE presenting the owner's identity."""
+        log.info(
+            "Closing idle MCP session %s of %s to make room for a new one", session_id[:8], session.principal
+        )
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": "DELETE",
+            "scheme": "http",
+            "path": "/mcp",
+            "raw_path": b"/mcp",
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(MCP_SESSION_ID_HEADER.encode(), session_id.encode("latin-1"))],
+            "client": ("127.0.0.1", 0),
+            "server": ("127.0.0.1", None),
+            "state": {},
+            "user": session.owner,
+        }
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Message) -> None:
+            return None
+
+        token = session_scope.set(session.scope)
+        try:
+            await self.manager.handle_request(scope, receive, send)
+        except Exception:
+            log.exception("Closing MCP session %s failed", session_id[:8])
+        finally:
+            session_scope.reset(token)
+
+
+def _opens_session(handler: RequestHandler) -> bool:
+    """A POST without a session id on the handshake protocol opens a session (2026 requests hold none)."""
+    version = handler.request.headers.get("mcp-protocol-version")
+    return handler.request.method == "POST" and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
 
 
 class _Exchange:
     """One request/response pair seen from both sides."""
 
-    def __init__(self, handler: RequestHandler):
+    def __init__(self, handler: RequestHandler, body: bytes):
         self.handler = handler
+        self._body = body
+        self.status = 0
+        self.session_id: str | None = None
         self._body_sent = False
         self._gone = asyncio.Event()
         self._content_type = "application/json"
@@ -124,7 +232,7 @@ class _Exchange:
     async def receive(self) -> Message:
         if not self._body_sent:
             self._body_sent = True
-            return {"type": "http.request", "body": self.handler.request.body or b"", "more_body": False}
+            return {"type": "http.request", "body": self._body, "more_body": False}
         # After the body, an ASGI receive() only returns when the client disconnects.
         await self._gone.wait()
         return {"type": "http.disconnect"}
@@ -134,11 +242,15 @@ class _Exchange:
             return
         handler = self.handler
         if message["type"] == "http.response.start":
-            handler.set_status(message["status"])
+            self.status = message["status"]
+            handler.set_status(self.status)
             for raw_name, raw_value in message.get("headers", []):
                 name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
                 if name.lower() == "content-type":
                     self._content_type = value
+                elif name.lower() == MCP_SESSION_ID_HEADER:
+                    self.session_id = value
+                    handler.add_header(name, value)
                 elif name.lower() != "content-length":
                     handler.add_header(name, value)
             handler.set_header("Content-Type", self._content_type)
@@ -155,6 +267,12 @@ class _Exchange:
                     await self._flush()
             else:
                 self.finish()
+
+    async def refuse(self, status: int, message: str) -> None:
+        """Answer with a JSON-RPC error, as the SDK answers what it refuses."""
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
+        await self.send({"type": "http.response.start", "status": status, "headers": []})
+        await self.send({"type": "http.response.body", "body": body.encode()})
 
     async def _flush(self) -> None:
         try:
