@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Float, Int
+from traitlets import Bool, Float, Int
 
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
@@ -16,7 +16,7 @@ from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler
 from .protocol.server import build_server
 from .protocol.transport import MCPTransport
 from .services import Services
-from .tools import ALL
+from .tools import ALL, conformance
 
 
 class MCPExtensionApp(ExtensionApp):
@@ -91,6 +91,12 @@ class MCPExtensionApp(ExtensionApp):
         "first), or gets HTTP 503 if all are busy. None: no limit.",
     )
 
+    conformance_tools = Bool(
+        False,
+        config=True,
+        help="List the tools the MCP conformance suite calls (test_reconnection); for CI only.",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
@@ -127,7 +133,7 @@ class MCPExtensionApp(ExtensionApp):
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
         )
         self.transport = MCPTransport(
-            build_server(self.services, ALL),
+            build_server(self.services, ALL + (conformance.TOOLS if self.conformance_tools else [])),
             session_idle_timeout=self.session_idle_timeout,
             retry_interval_ms=self.sse_retry_interval,
             max_body_bytes=body_limit(self.max_file_bytes),

@@ -22,6 +22,7 @@ class Session:
     principal: str
     owner: Any  # the scope "user" that opened it: closing it must present the same one
     scope: object  # the event store's scope of this session
+    version: str | None = None  # the protocol version negotiated at initialize
     in_flight: int = 0
     last_used: float = field(default_factory=time.monotonic)
 
@@ -86,15 +87,17 @@ class SessionLedger:
         self._opening[principal] = self._opening.get(principal, 0) + 1
         return victims
 
-    def settle(self, principal: str, session_id: str | None, owner: Any, scope: object) -> None:
+    def settle(self, principal: str, session_id: str | None, owner: Any, scope: object) -> Session | None:
         """The opening request of a reservation was answered, with a new session or without one."""
         left = self._opening.get(principal, 1) - 1
         if left:
             self._opening[principal] = left
         else:
             self._opening.pop(principal, None)
-        if session_id is not None:
-            self.sessions[session_id] = Session(principal, owner, scope)
+        if session_id is None:
+            return None
+        session = self.sessions[session_id] = Session(principal, owner, scope)
+        return session
 
     def begin(self, session_id: str) -> Session | None:
         session = self.sessions.get(session_id)

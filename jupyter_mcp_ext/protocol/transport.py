@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import MutableMapping
+import re
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from mcp.server.lowlevel import Server
@@ -28,6 +29,7 @@ from .sessions import Session, SessionLedger, SessionRefused
 log = logging.getLogger(__name__)
 
 Message = MutableMapping[str, Any]
+_NEGOTIATED = re.compile(rb'"protocolVersion"\s*:\s*"([0-9-]+)"')
 
 
 class MCPTransport:
@@ -113,6 +115,8 @@ class MCPTransport:
         session_id = handler.request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
             session = self.sessions.begin(session_id)
+            if session is not None and session.version:
+                _speak(scope, session.version)
             token = session_scope.set(session.scope if session else None)
             try:
                 await self.manager.handle_request(scope, exchange.receive, exchange.send)
@@ -139,13 +143,24 @@ class MCPTransport:
         for session_id, session in victims:
             await self._close(session_id, session)
         new_scope = object()
+        settled = False
+
+        def started(status: int, session_id: str | None) -> Session | None:
+            # Noted when the answer starts, not when the SDK returns: the client may send its next
+            # request as soon as it has read the answer.
+            nonlocal settled
+            settled = True
+            opened = session_id if status < 400 else None
+            return self.sessions.settle(principal, opened, owner, new_scope)
+
+        exchange.on_start = started
         token = session_scope.set(new_scope)
         try:
             await self.manager.handle_request(scope, exchange.receive, exchange.send)
         finally:
             session_scope.reset(token)
-            opened = exchange.session_id if exchange.status < 400 else None
-            self.sessions.settle(principal, opened, owner, new_scope)
+            if not settled:
+                self.sessions.settle(principal, None, owner, new_scope)
 
     async def _close(self, session_id: str, session: Session) -> None:
         """End a session as its client would, with a DELETE presenting the owner's identity."""
@@ -184,6 +199,21 @@ class MCPTransport:
             session_scope.reset(token)
 
 
+def _speak(scope: dict[str, Any], negotiated: str) -> None:
+    """Serve a session's request in the protocol version it negotiated.
+
+    A client that sends an older ``MCP-Protocol-Version`` than it negotiated (the conformance suite
+    does) would otherwise lose what its version offers: priming events, and so resumable streams.
+    """
+    headers = scope["headers"]
+    for i, (name, value) in enumerate(headers):
+        if name == b"mcp-protocol-version":
+            sent = value.decode("latin-1")
+            if sent in HANDSHAKE_PROTOCOL_VERSIONS and sent < negotiated:
+                headers[i] = (name, negotiated.encode("latin-1"))
+            return
+
+
 def _opens_session(handler: RequestHandler) -> bool:
     """A POST without a session id on the handshake protocol opens a session (2026 requests hold none)."""
     version = handler.request.headers.get("mcp-protocol-version")
@@ -198,6 +228,10 @@ class _Exchange:
         self._body = body
         self.status = 0
         self.session_id: str | None = None
+        # An opening request: called when its answer starts, with the status and session id; the
+        # session it returns learns the protocol version the answer negotiates.
+        self.on_start: Callable[[int, str | None], Session | None] | None = None
+        self._opened: Session | None = None
         self._body_sent = False
         self._gone = asyncio.Event()
         self._content_type = "application/json"
@@ -254,6 +288,8 @@ class _Exchange:
                 elif name.lower() != "content-length":
                     handler.add_header(name, value)
             handler.set_header("Content-Type", self._content_type)
+            if self.on_start is not None:
+                self._opened = self.on_start(self.status, self.session_id)
             if self._content_type.startswith("text/event-stream"):
                 # A stream's headers go out at once: the client waits for them to know it is open.
                 self._streaming = True
@@ -261,6 +297,9 @@ class _Exchange:
         elif message["type"] == "http.response.body":
             body = message.get("body", b"")
             if body:
+                if self._opened is not None and self._opened.version is None:
+                    found = _NEGOTIATED.search(body)
+                    self._opened.version = found.group(1).decode() if found else None
                 handler.write(body)
             if message.get("more_body", False):
                 if self._streaming:
