@@ -6,6 +6,7 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int
 
+from .documents.blank import BlankNotebooks
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .endpoint import startup_line
@@ -103,6 +104,7 @@ class MCPExtensionApp(ExtensionApp):
         documents = DocumentService(
             serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
         )
+        BlankNotebooks(serverapp.web_app.settings, serverapp.contents_manager).listen(serverapp.event_logger)
         kernels = KernelService(
             serverapp, idle_timeout=self.kernel_idle_timeout, keep_chars=self.max_document_output_bytes
         )

@@ -80,6 +80,8 @@ class MCPHandler(APIHandler):
             if err.status_code == 403 and self.current_user is None and self.check_host():
                 raise web.HTTPError(403, self._credentials_problem()) from None
             raise
+        if self.current_user is None:  # refused before any of the body is read
+            raise web.HTTPError(403, self._credentials_problem())
         declared = self.request.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_body_bytes:
             raise web.HTTPError(413, self._too_large_message(int(declared)))
