@@ -41,12 +41,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     (work / "config" / "jupyter_server_config.json").write_text(
         json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_mcp_ext": True}}})
     )
+    # This package's config files, beside jupytext's own, in one directory as pip lays them out.
+    config_d = work / "config" / "jupyter_server_config.d"
+    config_d.mkdir()
+    (config_d / "jupytext.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyterlab_jupytext": True}}})
+    )
+    for installed in (HERE / "jupyter-config" / "jupyter_server_config.d").glob("*.json"):
+        (config_d / installed.name).write_text(installed.read_text())
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(work / "config"),
         "JUPYTER_DATA_DIR": str(work / "data"),
         "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
         "IPYTHONDIR": str(work / "ipython"),
+        "JUPYTER_PREFER_ENV_PATH": "0",  # the config dir above outranks the env's, as on a user's machine
         "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
     }
     for key in [k for k in env if k.startswith("JUPYTERHUB_")]:
@@ -187,3 +196,9 @@ def test_the_server_answers_the_printed_url_over_plain_http(server):
         status = err.code
     assert status in (200, 400)  # the MCP endpoint, not a 404
     assert re.match(r"http://127\.0\.0\.1:\d+/base/mcp$", server["url"])
+
+
+def test_jupytexts_server_extension_leaves_the_contents_manager_alone(server):
+    log = server["log"].read_text()
+    assert "jupyter_mcp_ext | extension was successfully loaded" in log
+    assert "Jupytext Server Extension" not in log  # it would derive its own contents manager
