@@ -34,7 +34,15 @@ EOF
 printf '%s\n' "${TRANSITIVE[@]}" >>"$VENV/floors.txt"
 echo "[floors] constraints:" && sed 's/^/  /' "$VENV/floors.txt"
 
-python -m pip install -q -e ".[test]" -c "$VENV/floors.txt"
+# The package at its floors, then the test tools by name only: their own lower bounds (ipykernel 7.4
+# wants tornado 6.5.7) are about the kernel and the test client, not about what this package needs.
+python -m pip install -q -e . -c "$VENV/floors.txt"
+mapfile -t TEST_TOOLS < <(python -c '
+import re, tomllib
+for dep in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["test"]:
+    print(re.split(r"[<>=!~;\s]", dep, maxsplit=1)[0])
+')
+python -m pip install -q "${TEST_TOOLS[@]}" -c "$VENV/floors.txt"
 python -m pip list 2>/dev/null | grep -iE "^(jupyter[-_]server|jupyter-collaboration|jupyter-server-ydoc|jupyter[-_]ydoc|pycrdt|jupyterlab|mcp|tornado|nbformat|traitlets|jupytext) " \
   | sed 's/^/[floors] installed /'
 

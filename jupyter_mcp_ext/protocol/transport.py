@@ -127,7 +127,7 @@ class MCPTransport:
                         handler.request.method == "DELETE" and exchange.status < 400
                     )
                     self.sessions.end(session_id, session, gone=gone)
-        elif _opens_session(handler):
+        elif _opens_session(handler, body):
             await self._open(exchange, scope, principal, extra_scope.get("user"))
         else:
             await self.manager.handle_request(scope, exchange.receive, exchange.send)
@@ -214,10 +214,17 @@ def _speak(scope: dict[str, Any], negotiated: str) -> None:
             return
 
 
-def _opens_session(handler: RequestHandler) -> bool:
-    """A POST without a session id on the handshake protocol opens a session (2026 requests hold none)."""
+def _opens_session(handler: RequestHandler, body: bytes) -> bool:
+    """An ``initialize`` POST without a session id, on the handshake protocol (2026 requests hold none).
+
+    Only such a request may make room by closing idle sessions: anything else is refused by the SDK.
+    """
     version = handler.request.headers.get("mcp-protocol-version")
-    return handler.request.method == "POST" and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+    return (
+        handler.request.method == "POST"
+        and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+        and b'"initialize"' in body
+    )
 
 
 class _Exchange:
