@@ -49,7 +49,9 @@ def startup_line(serverapp: Any) -> str:
     The token is shown as Jupyter shows it in its own URL lines: in full if it was generated for this
     run, as ``...`` if it came from configuration.
     """
-    public = urlsplit(serverapp.public_url)
+    # Listening on all interfaces, the public URL names 0.0.0.0, which no client can reach.
+    wildcard = serverapp.ip in ("", "0.0.0.0", "::")
+    public = urlsplit(serverapp.local_url if wildcard else serverapp.public_url)
     url = hub_endpoint(serverapp.base_url) or urlunsplit(
         (public.scheme, public.netloc, join(serverapp.base_url), "", "")
     )
