@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ..documents import blank
 from ..documents import cells as nb
 from ..errors import ToolError
 from . import outputs
@@ -84,8 +85,11 @@ async def insert_cells(ctx: ToolContext, args: InsertCells) -> ToolResult:
     Returns the new cell ids."""
     check_new_cells(args.cells, ctx.services.limits)
     path, doc = await ctx.open_notebook(args.path)
+    placeholder = blank.lone_placeholder(doc)  # an empty notebook's blank cell: replaced, not kept
     at = nb.position(doc, before=args.before, after=args.after, index=args.index)
     new_ids = nb.insert(doc, at, [c.model_dump() for c in args.cells])
+    if placeholder is not None and (gone := blank.drop_placeholder(doc, placeholder)) is not None:
+        at -= gone < at
     return ToolResult(
         f"Inserted {len(new_ids)} cells at index {at} of {path}: {', '.join(new_ids)}",
         {"cell_ids": new_ids, "index": at},
