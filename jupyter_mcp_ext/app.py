@@ -8,19 +8,21 @@ from traitlets import Bool, Float, Int, Unicode
 
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
+from .documents.blank import BlankNotebooks
 from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
+from .endpoint import startup_line
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
 from .people.agents import AgentDirectory
 from .people.presence import Presence
-from .protocol.handler import MCPHandler
+from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler, body_limit
 from .protocol.server import build_server
 from .protocol.transport import MCPTransport
 from .services import Services
-from .tools import ALL
+from .tools import ALL, conformance
 
 
 class MCPExtensionApp(ExtensionApp):
@@ -125,12 +127,34 @@ class MCPExtensionApp(ExtensionApp):
         "asks the agent to read again.",
     )
 
+    max_sessions_per_user = Int(
+        64,
+        config=True,
+        allow_none=True,
+        help="MCP sessions one user (or one token) may hold open; a new one closes that user's oldest idle "
+        "session first. None: no per-user limit.",
+    )
+    max_sessions = Int(
+        1000,
+        config=True,
+        allow_none=True,
+        help="MCP sessions open in all; at the limit a new one closes the oldest idle session (its own user's "
+        "first), or gets HTTP 503 if all are busy. None: no limit.",
+    )
+
+    conformance_tools = Bool(
+        False,
+        config=True,
+        help="List the tools the MCP conformance suite calls (test_reconnection); for CI only.",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
         documents = DocumentService(
             serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
         )
+        BlankNotebooks(serverapp.web_app.settings, serverapp.contents_manager).listen(serverapp.event_logger)
         kernels = KernelService(
             serverapp, idle_timeout=self.kernel_idle_timeout, keep_chars=self.max_document_output_bytes
         )
@@ -165,9 +189,12 @@ class MCPExtensionApp(ExtensionApp):
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
         self.transport = MCPTransport(
-            build_server(self.services, ALL),
+            build_server(self.services, ALL + (conformance.TOOLS if self.conformance_tools else [])),
             session_idle_timeout=self.session_idle_timeout,
             retry_interval_ms=self.sse_retry_interval,
+            max_body_bytes=body_limit(self.max_file_bytes),
+            max_sessions_per_principal=self.max_sessions_per_user,
+            max_sessions=self.max_sessions,
         )
         self.panel = Panel.build(
             self.services,
@@ -182,9 +209,16 @@ class MCPExtensionApp(ExtensionApp):
         # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/mcp.
         assert self.serverapp is not None
         route = url_path_join(self.serverapp.base_url, "mcp")
-        self.serverapp.web_app.add_handlers(".*$", [(route, MCPHandler, {"transport": self.transport})])
+        limit = body_limit(self.max_file_bytes)
+        self.serverapp.web_app.add_handlers(
+            ".*$", [(route, MCPHandler, {"transport": self.transport, "max_body_bytes": limit})]
+        )
         self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
-        self.log.info("MCP endpoint at %s", route)
+        self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
+
+    async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
+        # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.
+        self.log.info(startup_line(serverapp))
 
     async def stop_extension(self) -> None:
         await self.transport.stop()

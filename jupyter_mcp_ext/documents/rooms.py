@@ -20,6 +20,7 @@ from pycrdt import Map
 from tornado.web import HTTPError
 
 from ..errors import ToolError
+from .blank import drop_filler
 from .cells import mark_dirty
 from .paths import api_path, without_root
 
@@ -92,6 +93,8 @@ class DocumentService:
             raise ToolError(f"Could not open '{path}': {err.log_message or err.reason}.") from err
         if not isinstance(doc, YNotebook):
             raise ToolError(f"Could not open '{path}' as a notebook.")
+        if not existed:
+            await drop_filler(doc, api, self.contents)
         if not existed or room_id in self._agent_rooms:
             self._agent_rooms[room_id] = time.monotonic()
             self._ensure_evictor()

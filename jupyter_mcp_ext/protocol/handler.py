@@ -1,11 +1,17 @@
-"""The ``<base_url>/mcp`` route: Jupyter authenticates the request, then the transport serves it."""
+"""The ``<base_url>/mcp`` route: Jupyter authenticates the request, then the transport serves it.
+
+Also the OAuth discovery routes: a server without OAuth answers them with a quiet 404.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
+from http.client import responses
 from typing import Any
 
-from jupyter_server.base.handlers import APIHandler
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from tornado import web
@@ -13,19 +19,98 @@ from tornado import web
 from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
 
+NO_TOKEN = (
+    "This MCP endpoint needs a Jupyter token. Send it in the header 'Authorization: token <token>' "
+    "(or add ?token=<token> to the URL). `jupyter server list` shows the token; "
+    "`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up."
+)
+BAD_TOKEN = (
+    "The Jupyter token sent was not accepted by this server. Compare it with `jupyter server list` "
+    "(a generated token changes when the server restarts) and send it as 'Authorization: token <token>'."
+)
+OAUTH_DISCOVERY_ROUTES = [
+    r"/\.well-known/oauth-protected-resource(/.*)?",
+    r"/\.well-known/oauth-authorization-server(/.*)?",
+    r"/\.well-known/openid-configuration(/.*)?",
+]
 
+
+def body_limit(max_file_bytes: int) -> int:
+    """Largest request body: a file of ``max_file_bytes`` fits as a JSON string even if escaping doubles it."""
+    return max(4 * 1024 * 1024, 2 * max_file_bytes + 1024 * 1024)
+
+
+def _json_rpc_error(message: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
+
+
+@web.stream_request_body
 class MCPHandler(APIHandler):
     """Streamable HTTP endpoint. Every method needs a Jupyter identity: no login redirect, a 403.
 
-    Jupyter's own checks run first: the Host check (DNS rebinding), the Origin check, and XSRF for
-    cookie-authenticated POSTs (a token in the Authorization header is exempt, as in all of Jupyter).
+    Jupyter's own checks run first, on the headers alone: the Host check (DNS rebinding), the Origin
+    check, and XSRF for cookie-authenticated POSTs (a token is exempt, as in all of Jupyter). The body
+    is read only after that, and only up to ``max_body_bytes``: a refused request is answered before
+    its body is read, and no body is held whole in memory unless it may be served.
     """
 
     # Checked per tool with the authorizer; being authenticated is what the route itself needs.
     auth_resource = "contents"
 
-    def initialize(self, transport: MCPTransport) -> None:
+    def initialize(self, transport: MCPTransport, max_body_bytes: int) -> None:
         self.transport = transport
+        self.max_body_bytes = max_body_bytes
+        self._body = bytearray()
+        self._too_large = False
+
+    def check_xsrf_cookie(self) -> None:
+        # A request nobody authenticated is refused for its missing token (below), not for XSRF:
+        # XSRF protects what a cookie authenticated, and such a request still gets the check.
+        try:
+            user = self.current_user
+        except RuntimeError:  # asked before prepare() identified the caller: Jupyter checks again then
+            user = True
+        if user is not None:
+            super().check_xsrf_cookie()
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        try:
+            await super().prepare()
+        except web.HTTPError as err:
+            if err.status_code == 403 and self.current_user is None and self.check_host():
+                raise web.HTTPError(403, self._credentials_problem()) from None
+            raise
+        if self.current_user is None:  # refused before any of the body is read
+            raise web.HTTPError(403, self._credentials_problem())
+        declared = self.request.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise web.HTTPError(413, self._too_large_message(int(declared)))
+
+    def _credentials_problem(self) -> str:
+        sent = "Authorization" in self.request.headers or "token" in self.request.query_arguments
+        return BAD_TOKEN if sent else NO_TOKEN
+
+    def _too_large_message(self, size: int | None = None) -> str:
+        got = f"{size} bytes" if size is not None else "larger than that"
+        return (
+            f"The request body is {got}; this server takes at most {self.max_body_bytes} bytes per request "
+            "(MCPExtensionApp.max_file_bytes sets it). Send the content in smaller parts."
+        )
+
+    def data_received(self, chunk: bytes) -> None:
+        if self._too_large:
+            return
+        if len(self._body) + len(chunk) > self.max_body_bytes:
+            self._too_large, self._body = True, bytearray()  # read on, keep nothing, answer 413
+            return
+        self._body += chunk
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Errors as JSON-RPC errors with a message that says what to do: agent hosts show it as is."""
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        message = getattr(exc, "log_message", None) or responses.get(status_code, "Error")
+        self.set_header("Content-Type", "application/json")
+        self.finish(_json_rpc_error(message))
 
     def _principal(self) -> str:
         """Who owns an MCP session: the SDK answers 404 to anyone else presenting its id.
@@ -43,10 +128,14 @@ class MCPHandler(APIHandler):
         return "user:" + self.current_user.username
 
     async def _serve(self) -> None:
-        principal = AuthenticatedUser(AccessToken(token="", client_id=self._principal(), scopes=[]))
-        extra: dict[str, Any] = {"user": principal, JUPYTER_HANDLER_KEY: self}
+        if self._too_large:
+            raise web.HTTPError(413, self._too_large_message())
+        principal = self._principal()
+        user = AuthenticatedUser(AccessToken(token="", client_id=principal, scopes=[]))
+        extra: dict[str, Any] = {"user": user, JUPYTER_HANDLER_KEY: self}
         self.update_api_activity()
-        await self.transport.serve(self, extra)
+        body, self._body = bytes(self._body), bytearray()
+        await self.transport.serve(self, body, principal, extra)
 
     @web.authenticated
     async def post(self) -> None:
@@ -59,3 +148,31 @@ class MCPHandler(APIHandler):
     @web.authenticated
     async def delete(self) -> None:
         await self._serve()
+
+
+class _QuietLog(logging.LoggerAdapter):
+    """Jupyter logs every 4xx as a warning; a discovery probe answered as expected is routine."""
+
+    def warning(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        self.debug(msg, *args, **kwargs)
+
+
+class NoOAuthHandler(JupyterHandler):
+    """OAuth discovery (RFC 9728, RFC 8414), which MCP clients probe: this server has no OAuth.
+
+    A 404 is what the MCP authorization spec expects then; the client goes on with the token it was
+    given. Answered here so that each connection does not log five warnings.
+    """
+
+    @property
+    def log(self) -> logging.LoggerAdapter:  # type: ignore[override]
+        return _QuietLog(super().log, {})
+
+    def check_xsrf_cookie(self) -> None:
+        return
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        # No authentication: it says only that there is nothing here, as a 404 from any server would.
+        self.set_status(404)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": "not_found", "message": "This Jupyter server has no OAuth."}))

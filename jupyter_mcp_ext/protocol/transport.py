@@ -3,33 +3,63 @@
 Jupyter Server is Tornado, the SDK's transport is ASGI. This module is the whole bridge: it turns
 one Tornado request into one ASGI call, streams the answer back as it is produced (SSE), and tells
 the SDK when the client went away, which is how the SDK sees a dropped stream or a cancelled call.
+Around each call it keeps the session ledger (``sessions.py``: who holds which session, and room
+made for new ones) and sets the event store's session scope (``events.py``: resumable streams).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-from collections.abc import MutableMapping
+import re
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
+
+from .events import MemoryEventStore, session_scope
+from .sessions import Session, SessionLedger, SessionRefused
 
 log = logging.getLogger(__name__)
 
 Message = MutableMapping[str, Any]
+_NEGOTIATED = re.compile(rb'"protocolVersion"\s*:\s*"([0-9-]+)"')
 
 
 class MCPTransport:
     """Owns the SDK's session manager and its lifetime inside the server's event loop."""
 
-    def __init__(self, server: Server[Any], *, session_idle_timeout: float | None, retry_interval_ms: int):
+    def __init__(
+        self,
+        server: Server[Any],
+        *,
+        session_idle_timeout: float | None,
+        retry_interval_ms: int,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        max_sessions_per_principal: int | None = None,
+        max_sessions: int | None = None,
+        max_events: int = 2000,
+    ):
         self._server = server
-        self._settings = {"session_idle_timeout": session_idle_timeout, "retry_interval": retry_interval_ms}
+        self.events = MemoryEventStore(max_events)
+        self._settings = {
+            "session_idle_timeout": session_idle_timeout,
+            "retry_interval": retry_interval_ms,
+            "max_request_body_size": max_body_bytes,
+            "event_store": self.events,
+            "max_sessions": None,  # the ledger caps sessions, per principal and in all
+        }
+        self.sessions = SessionLedger(
+            per_principal=max_sessions_per_principal, total=max_sessions, idle_timeout=session_idle_timeout
+        )
         self.manager = self._new_manager()
         self._task: asyncio.Task[None] | None = None
         self._started = asyncio.Event()
@@ -84,34 +114,149 @@ class MCPTransport:
         """
         if self._task is None or self._task.done():
             return 0
-        count = _session_count(self.manager)
+        count = len(self.sessions.sessions)  # the ledger knows every session the SDK holds
+        self.sessions.sessions.clear()
         await self.stop()
         self.manager, self._task = self._new_manager(), None
         self._started.clear()
         self._stopping.clear()
         return count
 
-    async def serve(self, handler: RequestHandler, extra_scope: dict[str, Any]) -> None:
-        """Answer the handler's request through the session manager."""
+    async def serve(
+        self, handler: RequestHandler, body: bytes, principal: str, extra_scope: dict[str, Any]
+    ) -> None:
+        """Answer the handler's request (its body already read) through the session manager."""
         await self.start()
-        exchange = _Exchange(handler)
+        exchange = _Exchange(handler, body)
         handler.on_connection_close = exchange.client_gone  # type: ignore[method-assign]
-        await self.manager.handle_request(exchange.scope(extra_scope), exchange.receive, exchange.send)
+        scope = exchange.scope(extra_scope)
+        session_id = handler.request.headers.get(MCP_SESSION_ID_HEADER)
+        if session_id is not None:
+            session = self.sessions.begin(session_id)
+            if session is not None and session.version:
+                _speak(scope, session.version)
+            token = session_scope.set(session.scope if session else None)
+            try:
+                await self.manager.handle_request(scope, exchange.receive, exchange.send)
+            finally:
+                session_scope.reset(token)
+                if session is not None:
+                    gone = exchange.status == 404 or (
+                        handler.request.method == "DELETE" and exchange.status < 400
+                    )
+                    self.sessions.end(session_id, session, gone=gone)
+        elif _opens_session(handler, body):
+            await self._open(exchange, scope, principal, extra_scope.get("user"))
+        else:
+            await self.manager.handle_request(scope, exchange.receive, exchange.send)
         exchange.finish()
 
+    async def _open(self, exchange: _Exchange, scope: dict[str, Any], principal: str, owner: Any) -> None:
+        """A request that would open a session: make room first (or refuse), then note what opened."""
+        try:
+            victims = self.sessions.reserve(principal)
+        except SessionRefused as refused:
+            await exchange.refuse(503, str(refused))
+            return
+        for session_id, session in victims:
+            await self._close(session_id, session)
+        new_scope = object()
+        settled = False
 
-def _session_count(manager: StreamableHTTPSessionManager) -> int:
-    """How many sessions the manager holds. The SDK has no public count: this reads its private
-    session table, and says 0 (the stop still ends them) if that table moves."""
-    sessions = getattr(manager, "_server_instances", None)
-    return len(sessions) if isinstance(sessions, dict) else 0
+        def started(status: int, session_id: str | None) -> Session | None:
+            # Noted when the answer starts, not when the SDK returns: the client may send its next
+            # request as soon as it has read the answer.
+            nonlocal settled
+            settled = True
+            opened = session_id if status < 400 else None
+            return self.sessions.settle(principal, opened, owner, new_scope)
+
+        exchange.on_start = started
+        token = session_scope.set(new_scope)
+        try:
+            await self.manager.handle_request(scope, exchange.receive, exchange.send)
+        finally:
+            session_scope.reset(token)
+            if not settled:
+                self.sessions.settle(principal, None, owner, new_scope)
+
+    async def _close(self, session_id: str, session: Session) -> None:
+        """End a session as its client would, with a DELETE presenting the owner's identity."""
+        log.info(
+            "Closing idle MCP session %s of %s to make room for a new one", session_id[:8], session.principal
+        )
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": "DELETE",
+            "scheme": "http",
+            "path": "/mcp",
+            "raw_path": b"/mcp",
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(MCP_SESSION_ID_HEADER.encode(), session_id.encode("latin-1"))],
+            "client": ("127.0.0.1", 0),
+            "server": ("127.0.0.1", None),
+            "state": {},
+            "user": session.owner,
+        }
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Message) -> None:
+            return None
+
+        token = session_scope.set(session.scope)
+        try:
+            await self.manager.handle_request(scope, receive, send)
+        except Exception:
+            log.exception("Closing MCP session %s failed", session_id[:8])
+        finally:
+            session_scope.reset(token)
+
+
+def _speak(scope: dict[str, Any], negotiated: str) -> None:
+    """Serve a session's request in the protocol version it negotiated.
+
+    A client that sends an older ``MCP-Protocol-Version`` than it negotiated (the conformance suite
+    does) would otherwise lose what its version offers: priming events, and so resumable streams.
+    """
+    headers = scope["headers"]
+    for i, (name, value) in enumerate(headers):
+        if name == b"mcp-protocol-version":
+            sent = value.decode("latin-1")
+            if sent in HANDSHAKE_PROTOCOL_VERSIONS and sent < negotiated:
+                headers[i] = (name, negotiated.encode("latin-1"))
+            return
+
+
+def _opens_session(handler: RequestHandler, body: bytes) -> bool:
+    """An ``initialize`` POST without a session id, on the handshake protocol (2026 requests hold none).
+
+    Only such a request may make room by closing idle sessions: anything else is refused by the SDK.
+    """
+    version = handler.request.headers.get("mcp-protocol-version")
+    return (
+        handler.request.method == "POST"
+        and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+        and b'"initialize"' in body
+    )
 
 
 class _Exchange:
     """One request/response pair seen from both sides."""
 
-    def __init__(self, handler: RequestHandler):
+    def __init__(self, handler: RequestHandler, body: bytes):
         self.handler = handler
+        self._body = body
+        self.status = 0
+        self.session_id: str | None = None
+        # An opening request: called when its answer starts, with the status and session id; the
+        # session it returns learns the protocol version the answer negotiates.
+        self.on_start: Callable[[int, str | None], Session | None] | None = None
+        self._opened: Session | None = None
         self._body_sent = False
         self._gone = asyncio.Event()
         self._content_type = "application/json"
@@ -146,7 +291,7 @@ class _Exchange:
     async def receive(self) -> Message:
         if not self._body_sent:
             self._body_sent = True
-            return {"type": "http.request", "body": self.handler.request.body or b"", "more_body": False}
+            return {"type": "http.request", "body": self._body, "more_body": False}
         # After the body, an ASGI receive() only returns when the client disconnects.
         await self._gone.wait()
         return {"type": "http.disconnect"}
@@ -156,14 +301,20 @@ class _Exchange:
             return
         handler = self.handler
         if message["type"] == "http.response.start":
-            handler.set_status(message["status"])
+            self.status = message["status"]
+            handler.set_status(self.status)
             for raw_name, raw_value in message.get("headers", []):
                 name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
                 if name.lower() == "content-type":
                     self._content_type = value
+                elif name.lower() == MCP_SESSION_ID_HEADER:
+                    self.session_id = value
+                    handler.add_header(name, value)
                 elif name.lower() != "content-length":
                     handler.add_header(name, value)
             handler.set_header("Content-Type", self._content_type)
+            if self.on_start is not None:
+                self._opened = self.on_start(self.status, self.session_id)
             if self._content_type.startswith("text/event-stream"):
                 # A stream's headers go out at once: the client waits for them to know it is open.
                 self._streaming = True
@@ -171,12 +322,21 @@ class _Exchange:
         elif message["type"] == "http.response.body":
             body = message.get("body", b"")
             if body:
+                if self._opened is not None and self._opened.version is None:
+                    found = _NEGOTIATED.search(body)
+                    self._opened.version = found.group(1).decode() if found else None
                 handler.write(body)
             if message.get("more_body", False):
                 if self._streaming:
                     await self._flush()
             else:
                 self.finish()
+
+    async def refuse(self, status: int, message: str) -> None:
+        """Answer with a JSON-RPC error, as the SDK answers what it refuses."""
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
+        await self.send({"type": "http.response.start", "status": status, "headers": []})
+        await self.send({"type": "http.response.body", "body": body.encode()})
 
     async def _flush(self) -> None:
         try:

@@ -156,8 +156,8 @@ def arr(items: Any) -> dict[str, Any]:
 def _prop(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         return {"type": value}
-    if isinstance(value, list):
-        return {"type": value}
+    if isinstance(value, list):  # several types: anyOf, since some clients take one type per schema
+        return {"anyOf": [{"type": t} for t in value]}
     return value
 
 

@@ -1,0 +1,185 @@
+"""``jupyter mcp``: find the running servers' MCP endpoints, print a set-up for an agent host, check one.
+
+jupyter mcp                              list the endpoints of running servers (their runtime files)
+jupyter mcp config claude|codex|cursor|vscode|json [--url URL] [--token T] [--name N]
+jupyter mcp check [--url URL] [--token T]   connect, list the tools, run nothing
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .endpoint import server_endpoint
+
+HOSTS = ("claude", "codex", "cursor", "vscode", "json")
+
+
+@dataclass
+class Target:
+    url: str
+    token: str
+
+
+def running_servers() -> list[dict[str, Any]]:
+    """The servers ``jupyter server list`` shows, newest first."""
+    from jupyter_server.serverapp import list_running_servers
+
+    servers = list(list_running_servers())
+    return sorted(servers, key=lambda s: s.get("pid", 0), reverse=True)
+
+
+def _hub_token() -> str:
+    return os.environ.get("JUPYTERHUB_API_TOKEN", "")
+
+
+def pick(url: str | None, token: str | None) -> Target:
+    """The endpoint to set up or check: ``--url``, else the newest running server."""
+    servers = running_servers()
+    if url:
+        known = next((s for s in servers if server_endpoint(s) == url), None)
+        found = token if token is not None else (known or {}).get("token") or _hub_token()
+        return Target(url, found or "")
+    if not servers:
+        raise SystemExit(
+            "No running Jupyter server found (none in `jupyter --runtime-dir`). Start one with "
+            "`jupyter lab` (as root: `jupyter lab --allow-root`), or pass --url."
+        )
+    if len(servers) > 1:
+        print(f"{len(servers)} servers are running; using the newest. Pass --url to choose.", file=sys.stderr)
+    server = servers[0]
+    return Target(
+        server_endpoint(server), token if token is not None else server.get("token") or _hub_token()
+    )
+
+
+def config_text(host: str, target: Target, name: str = "jupyter") -> str:
+    """A set-up for ``host``, ready to paste."""
+    headers = {"Authorization": f"token {target.token}"} if target.token else {}
+    if host == "claude":
+        args = ["claude", "mcp", "add", "--transport", "http", name, target.url]
+        for key, value in headers.items():
+            args += ["--header", f"{key}: {value}"]
+        return shlex.join(args)
+    if host == "codex":
+        lines = ["# ~/.codex/config.toml", f"[mcp_servers.{name}]", f"url = {json.dumps(target.url)}"]
+        if headers:
+            pairs = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in headers.items())
+            lines.append(f"http_headers = {{ {pairs} }}")
+        return "\n".join(lines)
+    server: dict[str, Any] = {"url": target.url, "headers": headers}
+    if host == "cursor":
+        return "// ~/.cursor/mcp.json (or .cursor/mcp.json in a project)\n" + json.dumps(
+            {"mcpServers": {name: server}}, indent=2
+        )
+    if host == "vscode":
+        return "// .vscode/mcp.json\n" + json.dumps({"servers": {name: {"type": "http", **server}}}, indent=2)
+    return json.dumps({"mcpServers": {name: {"type": "http", **server}}}, indent=2)
+
+
+def _probe(target: Target) -> str | None:
+    """What stops a client at the HTTP level, in words; None if the endpoint answers MCP."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "ping"}).encode()
+    request = urllib.request.Request(target.url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "application/json, text/event-stream")
+    if target.token:
+        request.add_header("Authorization", f"token {target.token}")
+    try:
+        with urllib.request.urlopen(request, timeout=15):
+            return None
+    except urllib.error.HTTPError as err:
+        if err.code == 400:  # a ping outside a session: the endpoint is there and speaks MCP
+            return None
+        text = err.read().decode("utf-8", "replace")
+        try:
+            message = json.loads(text)["error"]["message"]
+        except (ValueError, KeyError, TypeError):  # not our JSON-RPC error: some other page
+            return (
+                f"{target.url} answered HTTP {err.code} with no MCP error: the jupyter_mcp_ext extension is not "
+                "loaded there, or the path is wrong. `jupyter server extension list` should show it enabled; "
+                "`jupyter mcp` prints the right URL."
+            )
+        return f"{target.url} answered HTTP {err.code}: {message}"
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        return (
+            f"Cannot reach {target.url} ({reason}). Is the server running? `jupyter mcp` lists running ones."
+        )
+
+
+async def _handshake(target: Target) -> list[str]:
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"token {target.token}"} if target.token else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
+    async with http, Client(streamable_http_client(target.url, http_client=http), mode="legacy") as client:
+        return [tool.name for tool in (await client.list_tools()).tools]
+
+
+def check(target: Target) -> int:
+    problem = _probe(target)
+    if problem is None:
+        try:
+            tools = asyncio.run(_handshake(target))
+        except Exception as err:
+            problem = f"{target.url} accepted the connection but the MCP handshake failed: {err!r}"
+    if problem is not None:
+        print(f"FAIL {problem}")
+        return 1
+    print(f"OK   {target.url}: {len(tools)} tools ({', '.join(tools[:6])}, ...); nothing was run.")
+    return 0
+
+
+def list_endpoints() -> int:
+    servers = running_servers()
+    if not servers:
+        print("No running Jupyter servers. Start one with `jupyter lab` (as root: add --allow-root).")
+        return 0
+    print("MCP endpoints of running Jupyter servers:")
+    for server in servers:
+        token = server.get("token") or ""
+        auth = f"  header 'Authorization: token {token}'" if token else ""
+        print(f"{server_endpoint(server)}{auth} :: {server.get('root_dir', '')}")
+    print("`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up.")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jupyter mcp", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command")
+    for name, help_text in [
+        ("config", "print a set-up for an agent host"),
+        ("check", "connect and list tools"),
+    ]:
+        sub = commands.add_parser(name, help=help_text)
+        if name == "config":
+            sub.add_argument("host", choices=HOSTS)
+            sub.add_argument(
+                "--name", default="jupyter", help="the server's name in the host (default: jupyter)"
+            )
+        sub.add_argument("--url", help="the MCP endpoint (default: the newest running server's)")
+        sub.add_argument("--token", help="the Jupyter token (default: the running server's)")
+    commands.add_parser("list", help="list the MCP endpoints of running servers (the default)")
+    args = parser.parse_args(argv)
+    if args.command == "config":
+        print(config_text(args.host, pick(args.url, args.token), args.name))
+        return 0
+    if args.command == "check":
+        return check(pick(args.url, args.token))
+    return list_endpoints()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

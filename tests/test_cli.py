@@ -1,0 +1,204 @@
+"""``jupyter mcp``: a real ``jupyter server`` in a subprocess, found through its runtime file, as a user
+would find it; every printed set-up is used to connect."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+TOKEN = "cli-test-token-5f3a"
+HERE = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """A server with a configured token and a base URL, its own runtime dir and log."""
+    work = tmp_path_factory.mktemp("cli")
+    for name in ("root", "config", "data", "runtime", "ipython"):
+        (work / name).mkdir()
+    # Added to the installed config (which a --ServerApp.jpserver_extensions flag would replace).
+    (work / "config" / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_mcp_ext": True}}})
+    )
+    # This package's config files, beside jupytext's own, in one directory as pip lays them out.
+    config_d = work / "config" / "jupyter_server_config.d"
+    config_d.mkdir()
+    (config_d / "jupytext.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyterlab_jupytext": True}}})
+    )
+    for installed in (HERE / "jupyter-config" / "jupyter_server_config.d").glob("*.json"):
+        (config_d / installed.name).write_text(installed.read_text())
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(work / "config"),
+        "JUPYTER_DATA_DIR": str(work / "data"),
+        "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
+        "IPYTHONDIR": str(work / "ipython"),
+        "JUPYTER_PREFER_ENV_PATH": "0",  # the config dir above outranks the env's, as on a user's machine
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
+    for key in [k for k in env if k.startswith("JUPYTERHUB_")]:
+        del env[key]
+    port = free_port()
+    log = (work / "server.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_server", "--ip=127.0.0.1", f"--port={port}", "--no-browser",
+         "--allow-root", f"--ServerApp.root_dir={work / 'root'}", "--ServerApp.base_url=/base/",
+         f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0"],
+        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
+    )  # fmt: skip
+    try:
+        for _ in range(240):
+            if "MCP endpoint:" in (work / "server.log").read_text():
+                break
+            assert process.poll() is None, (work / "server.log").read_text()
+            time.sleep(0.25)
+        yield {
+            "port": port,
+            "env": env,
+            "log": work / "server.log",
+            "url": f"http://127.0.0.1:{port}/base/mcp",
+        }
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def jupyter_mcp(server: dict, *args: str, env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jupyter_mcp_ext.cli", *args],
+        env={**server["env"], **(env or {})}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+async def tool_names(url: str, headers: dict[str, str]) -> list[str]:
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
+    async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+        return [t.name for t in (await client.list_tools()).tools]
+
+
+def test_the_log_gives_the_full_endpoint_after_the_servers_own_urls_with_the_token_masked(server):
+    lines = server["log"].read_text().splitlines()
+    endpoint = next(i for i, line in enumerate(lines) if "MCP endpoint:" in line)
+    running = next(i for i, line in enumerate(lines) if "is running at" in line)
+    assert endpoint > running
+    assert f"MCP endpoint: {server['url']} " in lines[endpoint]
+    # A configured token is shown as "...", as Jupyter shows it in its own URL lines.
+    assert "Authorization: token ..." in lines[endpoint] and TOKEN not in lines[endpoint]
+
+
+def test_jupyter_mcp_lists_the_running_servers_endpoints(server):
+    listed = jupyter_mcp(server)
+    assert listed.returncode == 0, listed.stderr
+    assert server["url"] in listed.stdout and f"Authorization: token {TOKEN}" in listed.stdout
+
+
+async def test_the_claude_code_command_connects_when_pasted(server):
+    printed = jupyter_mcp(server, "config", "claude")
+    assert printed.returncode == 0, printed.stderr
+    argv = shlex.split(printed.stdout)
+    assert argv == [
+        "claude", "mcp", "add", "--transport", "http", "jupyter", server["url"],
+        "--header", f"Authorization: token {TOKEN}",
+    ]  # fmt: skip
+    name, value = argv[8].split(": ", 1)
+    assert "list_notebooks" in await tool_names(argv[6], {name: value})
+
+
+@pytest.mark.parametrize("host", ["cursor", "vscode", "json", "codex"])
+async def test_every_hosts_set_up_connects(server, host):
+    printed = jupyter_mcp(server, "config", host)
+    assert printed.returncode == 0, printed.stderr
+    text = "\n".join(line for line in printed.stdout.splitlines() if not line.startswith(("//", "#")))
+    if host == "codex":
+        entry = tomllib.loads(text)["mcp_servers"]["jupyter"]
+        url, headers = entry["url"], entry["http_headers"]
+    else:
+        parsed = json.loads(text)
+        entry = (parsed.get("servers") or parsed["mcpServers"])["jupyter"]
+        url, headers = entry["url"], entry["headers"]
+        assert host == "cursor" or entry["type"] == "http"
+    assert url == server["url"]
+    assert "list_notebooks" in await tool_names(url, headers)
+
+
+def test_check_connects_lists_tools_and_runs_nothing(server):
+    checked = jupyter_mcp(server, "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.startswith("OK") and "tools" in checked.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--token", "wrong"], "not accepted"),
+        (["--token", ""], "needs a Jupyter token"),
+        (["--url", "http://127.0.0.1:{port}/elsewhere/mcp"], "extension is not loaded"),
+        (["--url", "http://127.0.0.1:{free}/mcp"], "Cannot reach"),
+    ],
+    ids=["wrong-token", "no-token", "wrong-path", "no-server"],
+)
+def test_check_says_what_is_wrong(server, args, says):
+    args = [a.format(port=server["port"], free=free_port()) for a in args]
+    checked = jupyter_mcp(server, "check", *args)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith("FAIL") and says in checked.stdout, checked.stdout
+
+
+def test_under_jupyterhub_the_urls_carry_the_hubs_public_host_and_prefix(server):
+    hub = {"JUPYTERHUB_SERVICE_PREFIX": "/base/", "JUPYTERHUB_PUBLIC_HUB_URL": "https://hub.example.org/"}
+    printed = jupyter_mcp(server, "config", "json", env=hub)
+    assert json.loads(printed.stdout)["mcpServers"]["jupyter"]["url"] == "https://hub.example.org/base/mcp"
+    public = {
+        "JUPYTERHUB_SERVICE_PREFIX": "/base/",
+        "JUPYTERHUB_PUBLIC_URL": "https://hub.example.org/user/ann/",
+    }
+    printed = jupyter_mcp(server, "config", "json", env=public)
+    assert (
+        json.loads(printed.stdout)["mcpServers"]["jupyter"]["url"] == "https://hub.example.org/user/ann/mcp"
+    )
+
+
+def test_the_server_answers_the_printed_url_over_plain_http(server):
+    request = urllib.request.Request(server["url"], method="POST", data=b"{}")
+    request.add_header("Authorization", f"token {TOKEN}")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "application/json, text/event-stream")
+    try:
+        urllib.request.urlopen(request, timeout=10)
+        status = 200
+    except urllib.error.HTTPError as err:
+        status = err.code
+    assert status in (200, 400)  # the MCP endpoint, not a 404
+    assert re.match(r"http://127\.0\.0\.1:\d+/base/mcp$", server["url"])
+
+
+def test_jupytexts_server_extension_leaves_the_contents_manager_alone(server):
+    log = server["log"].read_text()
+    assert "jupyter_mcp_ext | extension was successfully loaded" in log
+    assert "Jupytext Server Extension" not in log  # it would derive its own contents manager
