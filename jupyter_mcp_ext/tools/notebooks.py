@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any, Literal
 
@@ -16,6 +15,7 @@ from ..documents import percent
 from ..documents.paths import api_path, walk
 from ..errors import ToolError
 from . import outputs
+from .matching import search_lines
 from .shapes import NewCell, check_new_cells
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
@@ -191,24 +191,11 @@ async def search_notebook(ctx: ToolContext, args: SearchNotebook) -> ToolResult:
     case-insensitive unless the pattern has capitals). Returns cell ids with matching lines."""
     if not args.pattern:
         raise ToolError("pattern is empty; give the text to look for.")
-    flags = 0 if any(ch.isupper() for ch in args.pattern) else re.IGNORECASE
-    try:
-        matcher = re.compile(args.pattern if args.regex else re.escape(args.pattern), flags)
-    except re.error as err:
-        raise ToolError(
-            f"Invalid regular expression: {err}. Pass regex=false to search for the text as is."
-        ) from err
     path, doc = await ctx.open_notebook(args.path)
-    matches, truncated = [], False
-    for i, cell_id in enumerate(nb.ids(doc)):
-        for n, line in enumerate(nb.source(doc, i).splitlines(), start=1):
-            if matcher.search(line):
-                if len(matches) >= MAX_MATCHES:
-                    truncated = True
-                    break
-                matches.append({"id": cell_id, "index": i, "line": n, "text": line[:200]})
-        if truncated:
-            break
+    cell_ids = nb.ids(doc)
+    texts = [nb.source(doc, i) for i in range(len(cell_ids))]
+    found, truncated = await search_lines(args.pattern, texts, is_regex=args.regex, limit=MAX_MATCHES)
+    matches = [{"id": cell_ids[i], "index": i, "line": n, "text": line[:200]} for i, n, line in found]
     lines = [f"[{m['index']}] {m['id']}:{m['line']}: {m['text']}" for m in matches]
     head = f"{len(matches)} matching lines in {path}" + (f" (first {MAX_MATCHES})" if truncated else "")
     return ToolResult("\n".join([head, *lines]), {"matches": matches, "truncated": truncated})
