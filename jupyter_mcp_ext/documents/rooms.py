@@ -21,7 +21,7 @@ from tornado.web import HTTPError
 
 from ..errors import ToolError
 from .cells import mark_dirty
-from .paths import api_path, without_root
+from .paths import api_path, canonical, without_root
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,8 @@ class DocumentService:
 
     async def resolve(self, path: str) -> str:
         """The API path of an existing notebook, or a ToolError that says what to do."""
-        api = await api_path(path, self.contents)
+        # A link to a notebook opens the notebook's own room, not a second one for the same file.
+        api = canonical(await api_path(path, self.contents), self.contents)
         if not api.endswith(".ipynb"):
             raise ToolError(f"'{path}' is not a notebook (.ipynb). Notebook tools take .ipynb paths.")
         if not await ensure_async(self.contents.file_exists(api)):
