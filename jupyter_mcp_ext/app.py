@@ -74,12 +74,23 @@ class MCPExtensionApp(ExtensionApp):
     max_download_bytes = Int(
         1_000_000, config=True, help="Largest file, in bytes, download_file returns (before base64)."
     )
+    max_save_delay = Float(
+        2.0,
+        config=True,
+        allow_none=True,
+        help="Seconds after which a notebook this extension reads or writes, and that keeps changing, "
+        "is saved anyway (the collaboration layer waits for changes to pause: an agent editing "
+        "steadily or a cell streaming output would postpone it without end). None: never forced.",
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
         documents = DocumentService(
-            serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
+            serverapp.web_app.settings,
+            serverapp.contents_manager,
+            idle_timeout=self.room_idle_timeout,
+            max_save_delay=self.max_save_delay,
         )
         kernels = KernelService(
             serverapp, idle_timeout=self.kernel_idle_timeout, keep_chars=self.max_document_output_bytes

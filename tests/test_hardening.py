@@ -188,6 +188,76 @@ async def test_a_notebook_that_already_holds_infinity_reads_with_a_clear_reason(
                 json.loads(body, parse_constant=lambda token: pytest.fail(f"served {token}"))
 
 
+# -- 3. continuous edits are saved ---------------------------------------------------------------
+
+MAX_SAVE_DELAY = 2.0  # the default of MCPExtensionApp.max_save_delay
+MARGIN = 2.0  # a save itself, the file poll and a loaded machine
+
+
+async def saved_cells(file: Path) -> list[nbformat.NotebookNode]:
+    """The cells on disk. Jupyter writes a file in place (keeping a backup aside), so a read during
+    a save may find it half written: read again a moment later."""
+    for _ in range(50):
+        try:
+            return on_disk(file).cells
+        except (ValueError, OSError):
+            await anyio.sleep(0.01)  # the server (on this loop) finishes the write meanwhile
+    return []
+
+
+async def saved_sources(file: Path) -> set[str]:
+    return {cell.source for cell in await saved_cells(file)}
+
+
+async def test_an_agent_editing_without_pause_gets_its_edits_saved_meanwhile(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    path = make_notebook("steady.ipynb", cells=["start"])
+    file = jp_root_dir / path
+    acked: list[tuple[float, str]] = []
+    checked = 0
+    async with connect(server_url, jp_auth_header) as agent:
+        began = time.monotonic()
+        n = 0
+        while time.monotonic() - began < 6.5:
+            n += 1
+            await ok(agent, "insert_cells", path=path, cells=[{"source": f"edit {n}"}])
+            acked.append((time.monotonic(), f"edit {n}"))
+            await anyio.sleep(0.05)  # far under the 0.5 s save delay: the debounce never fires
+            now = time.monotonic()
+            if now - began < MAX_SAVE_DELAY + MARGIN:
+                continue
+            old = {source for at, source in acked if now - at > MAX_SAVE_DELAY + MARGIN}
+            missing = old - await saved_sources(file)
+            assert not missing, (
+                f"{len(missing)} edits acknowledged over {MAX_SAVE_DELAY + MARGIN} s ago are not on disk "
+                f"{now - began:.1f} s into the stream: {sorted(missing)[:3]}"
+            )
+            checked += 1
+    assert checked >= 5 and n >= 20
+
+
+async def test_a_cell_streaming_output_is_saved_while_it_runs(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    path = make_notebook("stream.ipynb")
+    file = jp_root_dir / path
+    code = "import time\nfor i in range(17):\n    print('tick', i, flush=True)\n    time.sleep(0.3)"
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "execute_code", path=path, code="1")  # the kernel is up: only the stream is timed
+        run = await ok(agent, "insert_and_execute", path=path, source=code, timeout=0.2)
+        seen_while_running = ""
+        while True:
+            await anyio.sleep(0.25)
+            state = await ok(agent, "get_execution", execution_id=run["execution_id"], wait=0)
+            if state["status"] != "running":
+                break
+            saved = [c for c in await saved_cells(file) if c.get("id") == run["cell_id"]]
+            if saved:
+                seen_while_running = "".join(o.get("text", "") for o in saved[0].outputs)
+        assert "tick 3" in seen_while_running, "nothing of the running cell's output reached the disk"
+
+
 # -- 4. one file, one room -------------------------------------------------------------------------
 
 
