@@ -282,3 +282,53 @@ async def test_one_notebook_through_a_symlinked_folder_is_one_room(
             break
     await anyio.sleep(1.5)  # a second room's late save would overwrite the file here
     assert [c.source for c in on_disk(jp_root_dir / path).cells] == ["base", "through a", "through the link"]
+
+
+# -- 7. bounded results, and no long stall while reading ---------------------------------------------
+
+LIMIT = 64_000  # the default of MCPExtensionApp.max_result_bytes
+
+
+def result_sizes(result) -> tuple[int, int]:
+    """Bytes of (text and images, structuredContent as JSON) of a tool result."""
+    content = sum(len(b.text.encode()) if b.type == "text" else len(b.data) for b in result.content)
+    return content, len(json.dumps(result.structured_content, ensure_ascii=False).encode())
+
+
+async def test_reads_of_a_huge_notebook_are_bounded_and_leave_the_server_responsive(
+    server_url, jp_auth_header, jp_root_dir
+):
+    big = [nbformat.v4.new_code_cell(f"s{n} = '" + "a" * 1_000_000 + "'") for n in range(12)]
+    (jp_root_dir / "huge.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook(cells=big)))
+    async with connect(server_url, jp_auth_header) as agent:
+        first = big[0]["id"]
+        await ok(agent, "read_cells", path="huge.ipynb", cell_ids=[first])  # the room is open
+        calls = [
+            ("get_notebook", {"path": "huge.ipynb"}),
+            ("get_notebook", {"path": "huge.ipynb", "format": "py:percent"}),
+            ("read_cells", {"path": "huge.ipynb"}),
+            ("read_cells", {"path": "huge.ipynb", "cell_ids": [first]}),
+            ("search_notebook", {"path": "huge.ipynb", "pattern": "a"}),
+        ]
+        for tool, arguments in calls:
+            async with loop_watchdog() as lags:
+                result = await call(agent, tool, **arguments)
+            content, structured = result_sizes(result)
+            assert content <= LIMIT and structured <= LIMIT, (tool, arguments, content, structured)
+            print(
+                f"{tool} {sorted(arguments)}: worst loop lag {max(lags) * 1000:.1f} ms, {content} + {structured} bytes"
+            )
+            assert max(lags) < 0.1, f"{tool} {arguments} stalled the server {max(lags) * 1000:.0f} ms"
+            shown = text(result)
+            if result.is_error:  # a script too large for a result is refused, saying what to do instead
+                assert arguments.get("format") == "py:percent" and "read_cells" in shown
+            elif tool != "search_notebook":  # a cut is said (search results are short lines anyway)
+                assert any(word in shown for word in ("cut", "…", "first")), (
+                    tool,
+                    arguments,
+                    shown[:200],
+                    shown[-300:],
+                )
+        outline = await ok(agent, "get_notebook", path="huge.ipynb")
+        assert [c["first_line"].split(" ")[0] for c in outline["cells"]] == [f"s{n}" for n in range(12)]
+        assert all(len(c["first_line"]) <= 80 for c in outline["cells"])

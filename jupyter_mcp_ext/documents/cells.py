@@ -139,15 +139,23 @@ def summaries(
     The outline of a 500-cell notebook reads thousands of shared values; one transaction and item
     access (not ``Map.get``, which lists keys first) halve what that costs.
     """
-    rows = []
     with doc.ydoc.transaction():
-        for i, ycell in enumerate(doc.ycells):
-            head = _summary(ycell, i)
-            youtputs = _item(ycell, "outputs") if head["type"] == "code" else None
-            count = len(youtputs) if isinstance(youtputs, Array) else 0
-            first = [youtputs[k].to_py() for k in range(min(first_outputs, count))] if count else []
-            rows.append((head, first, count))
-    return rows
+        return [outline_row(doc, i, first_outputs) for i in range(len(doc.ycells))]
+
+
+def outline_row(
+    doc: YNotebook, i: int, first_outputs: int = 3
+) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """One cell's summary, its first outputs and its output count (inside the caller's transaction)."""
+    ycell = doc.ycells[i]
+    head = _summary(ycell, i)
+    youtputs = _item(ycell, "outputs") if head["type"] == "code" else None
+    count = len(youtputs) if isinstance(youtputs, Array) else 0
+    first = [youtputs[k].to_py() for k in range(min(first_outputs, count))] if count else []
+    return head, first, count
+
+
+FIRST_LINE_CHARS = 80  # of a cell's first line in outlines: enough to recognise it
 
 
 def _summary(ycell: Map, i: int) -> dict[str, Any]:
@@ -159,9 +167,13 @@ def _summary(ycell: Map, i: int) -> dict[str, Any]:
         "index": i,
         "type": _item(ycell, "cell_type"),
         "execution_count": _int_or_none(_item(ycell, "execution_count")),
-        "first_line": first.rstrip("\r"),
+        "first_line": _clip(first.rstrip("\r"), FIRST_LINE_CHARS),
         "lines": lines,
     }
+
+
+def _clip(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _item(ycell: Map, key: str) -> Any:

@@ -15,6 +15,7 @@ from ..documents import percent
 from ..documents.paths import api_path, walk
 from ..errors import ToolError
 from . import outputs
+from .bounds import check_script_size, in_slices
 from .matching import search_lines
 from .shapes import NewCell, check_new_cells
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
@@ -149,6 +150,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     path, doc = await ctx.open_notebook(args.path)
     kernel, language = nb.kernel_info(doc)
     if args.format == "py:percent":
+        check_script_size(doc, ctx.services.limits.max_result_bytes)
         text, unfaithful = percent.to_text(doc)
         note = (
             f"\n# [cells {', '.join(unfaithful)} contain '# %%' lines: edit them with update_cell, not as text]"
@@ -157,7 +159,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
         )
         return ToolResult(text + note, {"path": path, "kernel": kernel, "language": language, "text": text})
     cells = []
-    for cell, first, count in nb.summaries(doc):
+    for cell, first, count in await in_slices(doc, lambda i: nb.outline_row(doc, i)):
         cell["outputs"] = outputs.outline(first, count)
         cells.append(cell)
     lines = [f"{path} · kernel {kernel or '?'} ({language or '?'}) · {len(cells)} cells"]
@@ -192,8 +194,8 @@ async def search_notebook(ctx: ToolContext, args: SearchNotebook) -> ToolResult:
     if not args.pattern:
         raise ToolError("pattern is empty; give the text to look for.")
     path, doc = await ctx.open_notebook(args.path)
-    cell_ids = nb.ids(doc)
-    texts = [nb.source(doc, i) for i in range(len(cell_ids))]
+    texts = await in_slices(doc, lambda i: nb.source(doc, i))
+    cell_ids = nb.ids(doc)  # as they were for the last slice: no await since
     found, truncated = await search_lines(args.pattern, texts, is_regex=args.regex, limit=MAX_MATCHES)
     matches = [{"id": cell_ids[i], "index": i, "line": n, "text": line[:200]} for i, n, line in found]
     lines = [f"[{m['index']}] {m['id']}:{m['line']}: {m['text']}" for m in matches]
