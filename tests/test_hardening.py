@@ -274,6 +274,8 @@ async def test_one_notebook_through_a_symlinked_folder_is_one_room(
         assert both["path"] == "a.ipynb"
         assert [c["first_line"] for c in both["cells"]] == ["base", "through a", "through the link"]
         assert {c["id"] for c in both["cells"]} >= {*direct["cell_ids"], *alias["cell_ids"]}
+        (jp_root_dir / "link.ipynb").symlink_to("a.ipynb")  # a link to the file itself: the same room
+        assert (await ok(agent, "get_notebook", path="link.ipynb"))["path"] == "a.ipynb"
         rooms = [r for r in ydoc_extension.ywebsocket_server.rooms if r.startswith("json:notebook:")]
         assert len(rooms) == 1
     for _ in range(40):
@@ -332,3 +334,22 @@ async def test_reads_of_a_huge_notebook_are_bounded_and_leave_the_server_respons
         outline = await ok(agent, "get_notebook", path="huge.ipynb")
         assert [c["first_line"].split(" ")[0] for c in outline["cells"]] == [f"s{n}" for n in range(12)]
         assert all(len(c["first_line"]) <= 80 for c in outline["cells"])
+
+
+def test_the_final_guard_cuts_any_result_to_the_limit_keeping_its_shape_and_saying_so():
+    from jupyter_mcp_ext.tools.bounds import bound_result
+    from jupyter_mcp_ext.tools.toolkit import ToolResult
+
+    huge = ToolResult(
+        "é" * 100_000,
+        {"cells": [{"id": f"c{n}", "source": "x\n" * 50_000, "n": n} for n in range(40)], "path": "a.ipynb"},
+        images=[("image/png", "A" * 50_000), ("image/png", "B" * 50_000)],
+    )
+    cut = bound_result(huge, 64_000)
+    assert len(cut.text.encode()) + sum(len(data) for _, data in cut.images) <= 64_000
+    assert len(json.dumps(cut.data, ensure_ascii=False).encode()) <= 64_000
+    assert "result cut" in cut.text and "read_cells" in cut.text and "read_cells" in cut.data["cut"]
+    assert cut.data["path"] == "a.ipynb" and cut.data["cells"][0]["id"] == "c0"  # what fits first is kept
+    assert all(set(c) == {"id", "source", "n"} for c in cut.data["cells"])  # the schema's shape holds
+    small = ToolResult("fine", {"ok": True})
+    assert bound_result(small, 64_000) is small
