@@ -103,8 +103,11 @@ async def test_a_catastrophic_regex_neither_freezes_the_server_nor_hangs_the_cal
                 asked = time.monotonic()
                 answer = await rest.get(f"{server_url}api/contents")
                 assert answer.status_code == 200
-                assert time.monotonic() - asked < 0.5, "the server stalled while a regex ran"
+                took = time.monotonic() - asked
+                print(f"GET /api/contents during {pattern}: {took * 1000:.0f} ms")
+                assert took < 0.5, "the server stalled while a regex ran"
             result = await asyncio.wait_for(search, 10)
+            print(f"search {pattern}: {time.monotonic() - started:.2f} s, error={result.is_error}")
             assert time.monotonic() - started < 5
             if result.is_error:
                 assert "too long" in text(result) and "regex=false" in text(result)
