@@ -147,12 +147,23 @@ class MCPExtensionApp(ExtensionApp):
         config=True,
         help="List the tools the MCP conformance suite calls (test_reconnection); for CI only.",
     )
+    max_save_delay = Float(
+        2.0,
+        config=True,
+        allow_none=True,
+        help="Seconds after which a notebook this extension reads or writes, and that keeps changing, "
+        "is saved anyway (the collaboration layer waits for changes to pause: an agent editing "
+        "steadily or a cell streaming output would postpone it without end). None: never forced.",
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
         documents = DocumentService(
-            serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
+            serverapp.web_app.settings,
+            serverapp.contents_manager,
+            idle_timeout=self.room_idle_timeout,
+            max_save_delay=self.max_save_delay,
         )
         BlankNotebooks(serverapp.web_app.settings, serverapp.contents_manager).listen(serverapp.event_logger)
         kernels = KernelService(

@@ -8,6 +8,8 @@ their cursor and keystrokes. Cells are addressed by their nbformat id; indices a
 
 from __future__ import annotations
 
+import json
+import math
 import secrets
 import weakref
 from collections.abc import Iterable
@@ -139,15 +141,23 @@ def summaries(
     The outline of a 500-cell notebook reads thousands of shared values; one transaction and item
     access (not ``Map.get``, which lists keys first) halve what that costs.
     """
-    rows = []
     with doc.ydoc.transaction():
-        for i, ycell in enumerate(doc.ycells):
-            head = _summary(ycell, i)
-            youtputs = _item(ycell, "outputs") if head["type"] == "code" else None
-            count = len(youtputs) if isinstance(youtputs, Array) else 0
-            first = [youtputs[k].to_py() for k in range(min(first_outputs, count))] if count else []
-            rows.append((head, first, count))
-    return rows
+        return [outline_row(doc, i, first_outputs) for i in range(len(doc.ycells))]
+
+
+def outline_row(
+    doc: YNotebook, i: int, first_outputs: int = 3
+) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """One cell's summary, its first outputs and its output count (inside the caller's transaction)."""
+    ycell = doc.ycells[i]
+    head = _summary(ycell, i)
+    youtputs = _item(ycell, "outputs") if head["type"] == "code" else None
+    count = len(youtputs) if isinstance(youtputs, Array) else 0
+    first = [youtputs[k].to_py() for k in range(min(first_outputs, count))] if count else []
+    return head, first, count
+
+
+FIRST_LINE_CHARS = 80  # of a cell's first line in outlines: enough to recognise it
 
 
 def _summary(ycell: Map, i: int) -> dict[str, Any]:
@@ -159,9 +169,13 @@ def _summary(ycell: Map, i: int) -> dict[str, Any]:
         "index": i,
         "type": _item(ycell, "cell_type"),
         "execution_count": _int_or_none(_item(ycell, "execution_count")),
-        "first_line": first.rstrip("\r"),
+        "first_line": _clip(first.rstrip("\r"), FIRST_LINE_CHARS),
         "lines": lines,
     }
+
+
+def _clip(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _item(ycell: Map, key: str) -> Any:
@@ -197,21 +211,63 @@ def check_cell_type(cell_type: str) -> None:
 _INT_RANGE = range(-(2**63), 2**63)
 
 
-def check_storable(value: Any, what: str = "metadata") -> None:
-    """Refuse values the shared document cannot hold (integers past 64 bits), before any edit."""
-    if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
+def check_storable(value: Any, what: str = "metadata", where: str = "") -> None:
+    """Refuse values the shared document cannot hold or save, before any edit: integers past 64
+    bits, and NaN or Infinity (JSON has neither; one in a notebook makes every later save fail)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
         return
-    if isinstance(value, int):
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ToolError(
+                f"The {what} holds {json.dumps(value)} at '{where or '.'}', not a finite number: JSON and "
+                "notebooks cannot store it. Use null, a string such as 'inf', or a finite number."
+            )
+    elif isinstance(value, int):
         if value not in _INT_RANGE:
             raise ToolError(
                 f"The {what} holds the integer {value}, too large to store; write it as a string."
             )
     elif isinstance(value, dict):
-        for item in value.values():
-            check_storable(item, what)
+        for key, item in value.items():
+            check_storable(item, what, f"{where}.{key}" if where else str(key))
     elif isinstance(value, (list, tuple)):
-        for item in value:
-            check_storable(item, what)
+        for n, item in enumerate(value):
+            check_storable(item, what, f"{where}[{n}]")
+
+
+def nonfinite_at(value: Any, where: str = "") -> str | None:
+    """Where the first NaN or Infinity in ``value`` is (``cells[0].metadata.n``), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "."
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = nonfinite_at(
+            item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip(".")
+        )
+        if found is not None:
+            return found
+    return None
+
+
+def as_json(doc: YNotebook) -> dict[str, Any]:
+    """The notebook as nbformat JSON, or a ToolError saying where a NaN or Infinity stops it (one
+    can come from a file or a person; jupyter_ydoc then fails on it, and so does every save)."""
+    try:
+        return doc.get()
+    except (OverflowError, ValueError):
+        meta = doc.ydoc.get("meta", type=Map).to_py()
+        where = nonfinite_at({"cells": doc.ycells.to_py(), **(meta or {})})
+        if where is None:
+            raise
+    raise ToolError(not_json(where))
+
+
+def not_json(where: str) -> str:
+    return (
+        f"The notebook holds NaN or Infinity at '{where}': JSON cannot carry it and Jupyter cannot save "
+        "the notebook while it is there. Remove or replace that value (update_cell with the metadata "
+        "key set to null), then read again."
+    )
 
 
 def storable(value: Any) -> Any:

@@ -52,7 +52,28 @@ async def api_path(path: str, contents: Any, *, what: str = "path") -> str:
             and await ensure_async(contents.is_hidden(normalised))
         ):
             raise ToolError(f"'{path}' is hidden and this server does not serve hidden files.")
+        if normalised:
+            # One name per folder: through a link to a folder of the root (``sub/up -> ..``) a file
+            # would have two paths, two file ids and two rooms that overwrite each other. The last
+            # part stays as given when it is a link itself: deleting or renaming a link acts on it.
+            if os.path.islink(os.path.join(contents.root_dir, *parts)):
+                folder = _relative(real_path("/".join(parts[:-1]), contents) or "", contents.root_dir)
+                normalised = f"{folder}/{parts[-1]}" if folder else parts[-1]
+            else:
+                normalised = _relative(real, contents.root_dir)
     return normalised
+
+
+def canonical(api: str, contents: Any) -> str:
+    """The one path of the file ``api`` names, links resolved (for a server on a local disk): the
+    key of its shared document, so every way to reach a file opens the same room."""
+    real = real_path(api, contents)
+    return api if real is None or _outside(real, contents.root_dir) else _relative(real, contents.root_dir)
+
+
+def _relative(real: str, root: str) -> str:
+    rel = os.path.relpath(real, _real_root(root))
+    return "" if rel == "." else rel.replace(os.sep, "/")
 
 
 def real_path(api: str, contents: Any) -> str | None:

@@ -131,6 +131,7 @@ def check(text: str, *, max_source_chars: int) -> list[TextCell]:
     wanted = parse(text)
     for cell in wanted:
         nb.check_source_size(cell.source, max_source_chars)
+        nb.check_storable(cell.metadata, "cell metadata")
     nb.check_source_size("".join(c.source for c in wanted), max_source_chars)
     seen: set[str] = set()
     for cell in wanted:

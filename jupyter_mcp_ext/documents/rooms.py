@@ -22,14 +22,23 @@ from tornado.web import HTTPError
 from ..errors import ToolError
 from .blank import drop_filler
 from .cells import mark_dirty
-from .paths import api_path, without_root
+from .paths import api_path, canonical, without_root
+from .saving import SaveDeadline
 
 log = logging.getLogger(__name__)
 
 
 class DocumentService:
-    def __init__(self, settings: dict[str, Any], contents: Any, *, idle_timeout: float):
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        contents: Any,
+        *,
+        idle_timeout: float,
+        max_save_delay: float | None = None,
+    ):
         self._settings = settings
+        self.saves = SaveDeadline(settings, max_save_delay)
         self.contents = contents
         self.idle_timeout = idle_timeout
         self._agent_rooms: dict[str, float] = {}  # room id -> last use (monotonic seconds)
@@ -47,7 +56,8 @@ class DocumentService:
 
     async def resolve(self, path: str) -> str:
         """The API path of an existing notebook, or a ToolError that says what to do."""
-        api = await api_path(path, self.contents)
+        # A link to a notebook opens the notebook's own room, not a second one for the same file.
+        api = canonical(await api_path(path, self.contents), self.contents)
         if not api.endswith(".ipynb"):
             raise ToolError(f"'{path}' is not a notebook (.ipynb). Notebook tools take .ipynb paths.")
         if not await ensure_async(self.contents.file_exists(api)):
@@ -100,6 +110,7 @@ class DocumentService:
             self._ensure_evictor()
         if upgrade:
             _upgrade_to_cell_ids(doc)
+        self.saves.arm(room_id)
         return api, doc
 
     async def live(self, api: str, room_id: str) -> YNotebook | None:
@@ -116,6 +127,7 @@ class DocumentService:
             self._agent_rooms[room_id] = time.monotonic()
         if ext.ywebsocket_server.room_exists(room_id):
             doc = await ext.get_document(room_id=room_id, copy=False)
+            self.saves.arm(room_id)
             return doc if isinstance(doc, YNotebook) else None
         try:
             return (await self.open(api, upgrade=True))[1]
@@ -176,6 +188,7 @@ class DocumentService:
         return True
 
     async def stop(self) -> None:
+        self.saves.stop()
         if self._evictor is not None:
             self._evictor.cancel()
 

@@ -21,6 +21,7 @@ from .._version import __version__
 from ..errors import ToolError
 from ..services import Services
 from ..tools.authz import handler_of, listing_for
+from ..tools.bounds import bound_result
 from ..tools.prompts import NotebookPrompts
 from ..tools.resources import NotebookResources
 from ..tools.toolkit import ToolContext, ToolSpec
@@ -83,6 +84,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
                 f"{spec.name} failed on the server (see the Jupyter server log). "
                 "Read the notebook again before retrying."
             )
+        result = bound_result(result, services.limits.max_result_bytes)
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
         content += [
             types.ImageContent(type="image", data=data, mime_type=mime) for mime, data in result.images

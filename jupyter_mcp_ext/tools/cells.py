@@ -41,7 +41,10 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
         indices = list(range(len(doc.ycells)))[args.start : args.end]
     budget = outputs.Budget(ctx.services.limits)
     cells, blocks = [], []
-    for i in indices:
+    for n, i in enumerate(indices):
+        if budget.left <= 0:  # full: the rest would cost reading every source for nothing
+            budget.cells_unread = len(indices) - n
+            break
         head = nb.summary(doc, i)
         whole = nb.source(doc, i)
         source = budget.take_text_whole(whole)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any, Literal
 
@@ -17,6 +16,8 @@ from ..documents.paths import api_path, walk
 from ..documents.revisions import cell_scope, cells_scope
 from ..errors import ToolError
 from . import outputs
+from .bounds import check_script_size, in_slices
+from .matching import search_lines
 from .people import with_people
 from .shapes import NewCell, check_new_cells
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
@@ -151,6 +152,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     path, doc = await ctx.open_notebook(args.path)
     kernel, language = nb.kernel_info(doc)
     if args.format == "py:percent":
+        check_script_size(doc, ctx.services.limits.max_result_bytes)
         text, unfaithful = percent.to_text(doc)
         _served_cells(ctx, path, doc)
         note = (
@@ -160,7 +162,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
         )
         return ToolResult(text + note, {"path": path, "kernel": kernel, "language": language, "text": text})
     cells = []
-    for cell, first, count in nb.summaries(doc):
+    for cell, first, count in await in_slices(doc, lambda i: nb.outline_row(doc, i)):
         cell["outputs"] = outputs.outline(first, count)
         cells.append(cell)
     # The cells the agent now knows of: one a person adds later is not deleted by a script it writes.
@@ -197,24 +199,11 @@ async def search_notebook(ctx: ToolContext, args: SearchNotebook) -> ToolResult:
     case-insensitive unless the pattern has capitals). Returns cell ids with matching lines."""
     if not args.pattern:
         raise ToolError("pattern is empty; give the text to look for.")
-    flags = 0 if any(ch.isupper() for ch in args.pattern) else re.IGNORECASE
-    try:
-        matcher = re.compile(args.pattern if args.regex else re.escape(args.pattern), flags)
-    except re.error as err:
-        raise ToolError(
-            f"Invalid regular expression: {err}. Pass regex=false to search for the text as is."
-        ) from err
     path, doc = await ctx.open_notebook(args.path)
-    matches, truncated = [], False
-    for i, cell_id in enumerate(nb.ids(doc)):
-        for n, line in enumerate(nb.source(doc, i).splitlines(), start=1):
-            if matcher.search(line):
-                if len(matches) >= MAX_MATCHES:
-                    truncated = True
-                    break
-                matches.append({"id": cell_id, "index": i, "line": n, "text": line[:200]})
-        if truncated:
-            break
+    texts = await in_slices(doc, lambda i: nb.source(doc, i))
+    cell_ids = nb.ids(doc)  # as they were for the last slice: no await since
+    found, truncated = await search_lines(args.pattern, texts, is_regex=args.regex, limit=MAX_MATCHES)
+    matches = [{"id": cell_ids[i], "index": i, "line": n, "text": line[:200]} for i, n, line in found]
     lines = [f"[{m['index']}] {m['id']}:{m['line']}: {m['text']}" for m in matches]
     head = f"{len(matches)} matching lines in {path}" + (f" (first {MAX_MATCHES})" if truncated else "")
     return ToolResult("\n".join([head, *lines]), {"matches": matches, "truncated": truncated})

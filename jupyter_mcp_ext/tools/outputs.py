@@ -89,10 +89,13 @@ class Budget:
     outputs_omitted: int = 0
     images: list[tuple[str, str]] = field(default_factory=list)
     images_omitted: int = 0
+    cells_unread: int = 0  # cells a read left out once the result was full
 
     @property
     def left(self) -> int:
-        return max(0, self.limits.max_result_bytes - self.used)
+        # A 64th (1,000 of 64,000 bytes) is kept for what surrounds it: headers, ids and notes.
+        limit = self.limits.max_result_bytes
+        return max(0, limit - limit // 64 - self.used)
 
     def take_text(self, text: str) -> str:
         """Bound one output's text by the per-output characters and the bytes left in the result.
@@ -145,6 +148,8 @@ class Budget:
             notes.append(f"{self.chars_cut:,} characters of output cut")
         if self.outputs_omitted:
             notes.append(f"{self.outputs_omitted} outputs omitted (result size limit)")
+        if self.cells_unread:
+            notes.append(f"the last {self.cells_unread} cells not read (result size limit)")
         if self.images_omitted:
             notes.append(
                 f"{self.images_omitted} images omitted (at most {self.limits.max_images} images and "
@@ -159,6 +164,7 @@ class Budget:
                 ("chars_cut", self.chars_cut),
                 ("outputs_omitted", self.outputs_omitted),
                 ("images_omitted", self.images_omitted),
+                ("cells_unread", self.cells_unread),
             )
             if v
         }

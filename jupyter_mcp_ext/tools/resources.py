@@ -36,6 +36,7 @@ from pycrdt import Map
 from tornado.web import HTTPError
 
 from .._version import __version__
+from ..documents import cells as nb
 from ..documents.paths import walk
 from ..errors import ToolError
 from .authz import handler_of, is_allowed
@@ -189,11 +190,16 @@ class NotebookResources:
             )
         api = await self._checked(ctx, params.uri, "resources/read")
         live = await self.services.text_documents.live_document(api, "notebook", "json")
-        if live is not None:
-            notebook = live.get()
-        else:
-            model = await ensure_async(self.services.contents.get(api, type="notebook", content=True))
-            notebook = model["content"]
+        try:
+            if live is not None:
+                notebook = nb.as_json(live)
+            else:
+                model = await ensure_async(self.services.contents.get(api, type="notebook", content=True))
+                notebook = model["content"]
+                if (where := nb.nonfinite_at(notebook)) is not None:
+                    raise ToolError(nb.not_json(where))
+        except ToolError as err:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Resource {params.uri}: {err}") from None
         text = json.dumps(notebook, indent=1, ensure_ascii=False)
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=params.uri, mime_type=NOTEBOOK_MIME, text=text)]

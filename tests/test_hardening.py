@@ -1,0 +1,358 @@
+"""What a hostile or clumsy agent could do to the person's server, and what it sees instead (issue 9).
+
+Each test reproduces one finding of the review: a regex that froze the loop, non-finite numbers
+that stopped saving, continuous edits never saved, one file open in two rooms, results of many MB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx
+import nbformat
+import pytest
+
+from .mcp_client import call, connect, fails, ok, text
+
+
+@asynccontextmanager
+async def loop_watchdog(period: float = 0.005) -> AsyncIterator[list[float]]:
+    """The event loop's lags (seconds late) while the block runs: the server runs on this loop."""
+    lags: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def tick() -> None:
+        while True:
+            before = loop.time()
+            await asyncio.sleep(period)
+            lags.append(loop.time() - before - period)
+
+    task = asyncio.create_task(tick())
+    try:
+        yield lags
+    finally:
+        task.cancel()
+
+
+async def raw_call(server_url: str, headers: dict[str, str], tool: str, arguments: str) -> dict:
+    """A tools/call whose arguments are JSON text as sent (``Infinity`` and ``NaN`` included, as
+    ``json.dumps`` writes them): the SDK's client would turn those into null."""
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    async with httpx.AsyncClient(headers={**headers, **accept}, timeout=30) as http:
+        opened = await http.post(f"{server_url}mcp", json=init)
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        body = f'{{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {{"name": "{tool}", "arguments": {arguments}}}}}'
+        answer = await http.post(f"{server_url}mcp", headers=session, content=body)
+        await http.delete(f"{server_url}mcp", headers=session)
+    payload = answer.text
+    if "data:" in payload:  # an event stream: the last data line is the response
+        payload = [line[5:] for line in payload.splitlines() if line.startswith("data:")][-1]
+    return json.loads(payload)
+
+
+def raw_text(response: dict) -> str:
+    result = response.get("result") or {}
+    assert result.get("isError"), f"should have failed: {response}"
+    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+def on_disk(file: Path) -> nbformat.NotebookNode:
+    """The notebook as saved (the file is strict JSON: no NaN or Infinity tokens)."""
+    raw = file.read_text(encoding="utf-8")
+    json.loads(raw, parse_constant=lambda token: pytest.fail(f"{file.name} holds the token {token}"))
+    return nbformat.reads(raw, as_version=4)
+
+
+# -- 1. a regex cannot freeze the server -------------------------------------------------------
+
+
+async def test_a_catastrophic_regex_neither_freezes_the_server_nor_hangs_the_call(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook(
+        "regex.ipynb", cells=[{"cell_type": "markdown", "source": "Title\n" + "=" * 30 + "x\n"}]
+    )
+    async with (
+        connect(server_url, jp_auth_header) as agent,
+        httpx.AsyncClient(headers=jp_auth_header) as rest,
+    ):
+        await ok(agent, "get_notebook", path=path)  # the room is open: only the search is timed
+        for pattern in [r"(=+)+$", r"(=|==)+$"]:
+            started = time.monotonic()
+            search = asyncio.create_task(
+                call(agent, "search_notebook", path=path, pattern=pattern, regex=True)
+            )
+            await anyio.sleep(0.2)  # the search is under way
+            for _ in range(3):
+                asked = time.monotonic()
+                answer = await rest.get(f"{server_url}api/contents")
+                assert answer.status_code == 200
+                took = time.monotonic() - asked
+                print(f"GET /api/contents during {pattern}: {took * 1000:.0f} ms")
+                assert took < 0.5, "the server stalled while a regex ran"
+            result = await asyncio.wait_for(search, 10)
+            print(f"search {pattern}: {time.monotonic() - started:.2f} s, error={result.is_error}")
+            assert time.monotonic() - started < 5
+            if result.is_error:
+                assert "too long" in text(result) and "regex=false" in text(result)
+            else:
+                assert result.structured_content["matches"] == []
+        # A pattern that is simply wrong still says so.
+        assert "Invalid regular expression" in await fails(
+            agent, "search_notebook", path=path, pattern="(", regex=True
+        )
+        found = await ok(agent, "search_notebook", path=path, pattern=r"^=+x$", regex=True)
+        assert [m["line"] for m in found["matches"]] == [2]
+
+
+# -- 2. non-finite numbers -----------------------------------------------------------------------
+
+
+async def test_nan_and_infinity_are_refused_wherever_metadata_comes_in(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    path = make_notebook("finite.ipynb", cells=["x = 1"])
+    async with connect(server_url, jp_auth_header) as agent:
+        cell_id = (await ok(agent, "get_notebook", path=path))["cells"][0]["id"]
+        for bad in ("Infinity", "-Infinity", "NaN"):
+            message = raw_text(
+                await raw_call(
+                    server_url,
+                    jp_auth_header,
+                    "update_cell",
+                    f'{{"path": "{path}", "cell_id": "{cell_id}", "metadata": {{"deep": [{bad}]}}}}',
+                )
+            )
+            assert "not a finite number" in message and "deep" in message
+        assert "not a finite number" in raw_text(
+            await raw_call(
+                server_url,
+                jp_auth_header,
+                "insert_cells",
+                f'{{"path": "{path}", "cells": [{{"metadata": {{"n": NaN}}}}]}}',
+            )
+        )
+        assert "not a finite number" in raw_text(
+            await raw_call(
+                server_url,
+                jp_auth_header,
+                "create_notebook",
+                '{"path": "new.ipynb", "cells": [{"metadata": {"n": Infinity}}]}',
+            )
+        )
+        assert not (jp_root_dir / "new.ipynb").exists()
+        assert "not a finite number" in await fails(
+            agent, "write_notebook_text", path=path, text=f'# %% id="{cell_id}" n=Infinity\nx = 2\n'
+        )
+        # The notebook keeps saving: a later edit reaches the disk.
+        await ok(agent, "update_cell", path=path, cell_id=cell_id, source="x = 3")
+    for _ in range(40):
+        await anyio.sleep(0.25)
+        if on_disk(jp_root_dir / path).cells[0].source == "x = 3":
+            break
+    assert on_disk(jp_root_dir / path).cells[0].source == "x = 3"
+
+
+async def test_a_notebook_that_already_holds_infinity_reads_with_a_clear_reason(
+    server_url, jp_auth_header, jp_root_dir
+):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("y = 1", metadata={"n": 1.5})])
+    (jp_root_dir / "inf.ipynb").write_text(nbformat.writes(notebook).replace("1.5", "Infinity"))
+    async with connect(server_url, jp_auth_header) as agent:
+        for opened in (False, True):  # from the file, then from the room get_notebook opens
+            if opened:
+                assert (await ok(agent, "get_notebook", path="inf.ipynb"))["cells"][0][
+                    "first_line"
+                ] == "y = 1"
+            try:
+                read = await agent.read_resource("notebook:///inf.ipynb")
+            except Exception as err:  # a protocol error must say what is wrong and where
+                message = str(err)
+                assert "internal" not in message.lower()
+                assert "Infinity" in message and "cells[0].metadata.n" in message
+            else:
+                body = read.contents[0].text
+                json.loads(body, parse_constant=lambda token: pytest.fail(f"served {token}"))
+
+
+# -- 3. continuous edits are saved ---------------------------------------------------------------
+
+MAX_SAVE_DELAY = 2.0  # the default of MCPExtensionApp.max_save_delay
+MARGIN = 2.0  # a save itself, the file poll and a loaded machine
+
+
+async def saved_cells(file: Path) -> list[nbformat.NotebookNode]:
+    """The cells on disk. Jupyter writes a file in place (keeping a backup aside), so a read during
+    a save may find it half written: read again a moment later."""
+    for _ in range(50):
+        try:
+            return on_disk(file).cells
+        except (ValueError, OSError):
+            await anyio.sleep(0.01)  # the server (on this loop) finishes the write meanwhile
+    return []
+
+
+async def saved_sources(file: Path) -> set[str]:
+    return {cell.source for cell in await saved_cells(file)}
+
+
+async def test_an_agent_editing_without_pause_gets_its_edits_saved_meanwhile(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    path = make_notebook("steady.ipynb", cells=["start"])
+    file = jp_root_dir / path
+    acked: list[tuple[float, str]] = []
+    checked = 0
+    async with connect(server_url, jp_auth_header) as agent:
+        began = time.monotonic()
+        n = 0
+        while time.monotonic() - began < 6.5:
+            n += 1
+            await ok(agent, "insert_cells", path=path, cells=[{"source": f"edit {n}"}])
+            acked.append((time.monotonic(), f"edit {n}"))
+            await anyio.sleep(0.05)  # far under the 0.5 s save delay: the debounce never fires
+            now = time.monotonic()
+            if now - began < MAX_SAVE_DELAY + MARGIN:
+                continue
+            old = {source for at, source in acked if now - at > MAX_SAVE_DELAY + MARGIN}
+            missing = old - await saved_sources(file)
+            assert not missing, (
+                f"{len(missing)} edits acknowledged over {MAX_SAVE_DELAY + MARGIN} s ago are not on disk "
+                f"{now - began:.1f} s into the stream: {sorted(missing)[:3]}"
+            )
+            checked += 1
+    assert checked >= 5 and n >= 20
+
+
+async def test_a_cell_streaming_output_is_saved_while_it_runs(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    path = make_notebook("stream.ipynb")
+    file = jp_root_dir / path
+    code = "import time\nfor i in range(17):\n    print('tick', i, flush=True)\n    time.sleep(0.3)"
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "execute_code", path=path, code="1")  # the kernel is up: only the stream is timed
+        run = await ok(agent, "insert_and_execute", path=path, source=code, timeout=0.2)
+        seen_while_running = ""
+        while True:
+            await anyio.sleep(0.25)
+            state = await ok(agent, "get_execution", execution_id=run["execution_id"], wait=0)
+            if state["status"] != "running":
+                break
+            saved = [c for c in await saved_cells(file) if c.get("id") == run["cell_id"]]
+            if saved:
+                seen_while_running = "".join(o.get("text", "") for o in saved[0].outputs)
+        assert "tick 3" in seen_while_running, "nothing of the running cell's output reached the disk"
+
+
+# -- 4. one file, one room -------------------------------------------------------------------------
+
+
+async def test_one_notebook_through_a_symlinked_folder_is_one_room(
+    server_url, jp_auth_header, make_notebook, jp_root_dir, ydoc_extension
+):
+    path = make_notebook("a.ipynb", cells=["base"])
+    (jp_root_dir / "sub").mkdir()
+    (jp_root_dir / "sub" / "up").symlink_to("..", target_is_directory=True)
+    async with connect(server_url, jp_auth_header) as agent:
+        direct = await ok(agent, "insert_cells", path=path, cells=[{"source": "through a"}])
+        alias = await ok(agent, "insert_cells", path="sub/up/a.ipynb", cells=[{"source": "through the link"}])
+        both = await ok(agent, "get_notebook", path="sub/up/a.ipynb")
+        assert both["path"] == "a.ipynb"
+        assert [c["first_line"] for c in both["cells"]] == ["base", "through a", "through the link"]
+        assert {c["id"] for c in both["cells"]} >= {*direct["cell_ids"], *alias["cell_ids"]}
+        (jp_root_dir / "link.ipynb").symlink_to("a.ipynb")  # a link to the file itself: the same room
+        assert (await ok(agent, "get_notebook", path="link.ipynb"))["path"] == "a.ipynb"
+        rooms = [r for r in ydoc_extension.ywebsocket_server.rooms if r.startswith("json:notebook:")]
+        assert len(rooms) == 1
+    for _ in range(40):
+        await anyio.sleep(0.25)
+        if len(on_disk(jp_root_dir / path).cells) == 3:
+            break
+    await anyio.sleep(1.5)  # a second room's late save would overwrite the file here
+    assert [c.source for c in on_disk(jp_root_dir / path).cells] == ["base", "through a", "through the link"]
+
+
+# -- 7. bounded results, and no long stall while reading ---------------------------------------------
+
+LIMIT = 64_000  # the default of MCPExtensionApp.max_result_bytes
+
+
+def result_sizes(result) -> tuple[int, int]:
+    """Bytes of (text and images, structuredContent as JSON) of a tool result."""
+    content = sum(len(b.text.encode()) if b.type == "text" else len(b.data) for b in result.content)
+    return content, len(json.dumps(result.structured_content, ensure_ascii=False).encode())
+
+
+async def test_reads_of_a_huge_notebook_are_bounded_and_leave_the_server_responsive(
+    server_url, jp_auth_header, jp_root_dir
+):
+    big = [nbformat.v4.new_code_cell(f"s{n} = '" + "a" * 1_000_000 + "'") for n in range(12)]
+    (jp_root_dir / "huge.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook(cells=big)))
+    async with connect(server_url, jp_auth_header) as agent:
+        first = big[0]["id"]
+        await ok(agent, "read_cells", path="huge.ipynb", cell_ids=[first])  # the room is open
+        calls = [
+            ("get_notebook", {"path": "huge.ipynb"}),
+            ("get_notebook", {"path": "huge.ipynb", "format": "py:percent"}),
+            ("read_cells", {"path": "huge.ipynb"}),
+            ("read_cells", {"path": "huge.ipynb", "cell_ids": [first]}),
+            ("search_notebook", {"path": "huge.ipynb", "pattern": "a"}),
+        ]
+        for tool, arguments in calls:
+            async with loop_watchdog() as lags:
+                result = await call(agent, tool, **arguments)
+            content, structured = result_sizes(result)
+            assert content <= LIMIT and structured <= LIMIT, (tool, arguments, content, structured)
+            print(
+                f"{tool} {sorted(arguments)}: worst loop lag {max(lags) * 1000:.1f} ms, {content} + {structured} bytes"
+            )
+            assert max(lags) < 0.1, f"{tool} {arguments} stalled the server {max(lags) * 1000:.0f} ms"
+            shown = text(result)
+            if result.is_error:  # a script too large for a result is refused, saying what to do instead
+                assert arguments.get("format") == "py:percent" and "read_cells" in shown
+            elif tool != "search_notebook":  # a cut is said (search results are short lines anyway)
+                assert any(word in shown for word in ("cut", "…", "first")), (
+                    tool,
+                    arguments,
+                    shown[:200],
+                    shown[-300:],
+                )
+        outline = await ok(agent, "get_notebook", path="huge.ipynb")
+        assert [c["first_line"].split(" ")[0] for c in outline["cells"]] == [f"s{n}" for n in range(12)]
+        assert all(len(c["first_line"]) <= 80 for c in outline["cells"])
+
+
+def test_the_final_guard_cuts_any_result_to_the_limit_keeping_its_shape_and_saying_so():
+    from jupyter_mcp_ext.tools.bounds import bound_result
+    from jupyter_mcp_ext.tools.toolkit import ToolResult
+
+    huge = ToolResult(
+        "é" * 100_000,
+        {"cells": [{"id": f"c{n}", "source": "x\n" * 50_000, "n": n} for n in range(40)], "path": "a.ipynb"},
+        images=[("image/png", "A" * 50_000), ("image/png", "B" * 50_000)],
+    )
+    cut = bound_result(huge, 64_000)
+    assert len(cut.text.encode()) + sum(len(data) for _, data in cut.images) <= 64_000
+    assert len(json.dumps(cut.data, ensure_ascii=False).encode()) <= 64_000
+    assert "result cut" in cut.text and "read_cells" in cut.text and "read_cells" in cut.data["cut"]
+    assert cut.data["path"] == "a.ipynb" and cut.data["cells"][0]["id"] == "c0"  # what fits first is kept
+    assert all(set(c) == {"id", "source", "n"} for c in cut.data["cells"])  # the schema's shape holds
+    small = ToolResult("fine", {"ok": True})
+    assert bound_result(small, 64_000) is small
