@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Float, Int
+from traitlets import Float, Int, Unicode
 
+from .api.handlers import routes as panel_routes
+from .api.panel import Panel
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
@@ -74,6 +76,22 @@ class MCPExtensionApp(ExtensionApp):
     max_download_bytes = Int(
         1_000_000, config=True, help="Largest file, in bytes, download_file returns (before base64)."
     )
+    journal_size = Int(
+        1000,
+        config=True,
+        help="Agent calls the journal keeps in memory for review and revert; oldest dropped first.",
+    )
+    approval_timeout = Float(
+        300.0,
+        config=True,
+        help="Seconds a call waits for a person's approval (policy 'ask') before it gives up with an error.",
+    )
+    policy_file = Unicode(
+        "",
+        config=True,
+        help="JSON file keeping the agent policy across restarts; empty: jupyter_mcp_ext/policy.json in "
+        "Jupyter's data folder.",
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
@@ -115,12 +133,21 @@ class MCPExtensionApp(ExtensionApp):
             session_idle_timeout=self.session_idle_timeout,
             retry_interval_ms=self.sse_retry_interval,
         )
+        self.panel = Panel.build(
+            self.services,
+            self.transport,
+            serverapp.event_logger,
+            journal_size=self.journal_size,
+            approval_timeout=self.approval_timeout,
+            policy_file=self.policy_file,
+        )
 
     def initialize_handlers(self) -> None:
         # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/mcp.
         assert self.serverapp is not None
         route = url_path_join(self.serverapp.base_url, "mcp")
         self.serverapp.web_app.add_handlers(".*$", [(route, MCPHandler, {"transport": self.transport})])
+        self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
         self.log.info("MCP endpoint at %s", route)
 
     async def stop_extension(self) -> None:

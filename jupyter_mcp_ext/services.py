@@ -24,6 +24,7 @@ class Services:
     execution: ExecutionService
     text_documents: TextDocumentService = field(kw_only=True)
     settings: dict[str, Any] = field(kw_only=True, default_factory=dict)  # the app's effective settings
+    guard: Any = field(kw_only=True, default=None)  # people.guard.Guard: policy, approvals, journal
 
     async def stop(self) -> None:
         await self.execution.stop()

@@ -63,7 +63,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
                 raise ToolError("This call carries no Jupyter identity and was refused.")
             for resource, action in spec.permissions:
                 await call.require(resource, action, spec.name)
-            result = await spec.run(call, args)
+            result = await (services.guard.run(spec, call, args) if services.guard else spec.run(call, args))
         except ValidationError as err:
             return _error(f"Invalid arguments for {spec.name}: {_explain(err)}")
         except ToolError as err:

@@ -76,6 +76,21 @@ class MCPTransport:
         except Exception:
             log.exception("MCP transport stopped with an error")
 
+    async def end_sessions(self) -> int:
+        """End every MCP session (a person's stop); returns how many there were.
+
+        The SDK ends all its sessions when its manager stops, which is its public way to close them;
+        a fresh manager then serves whoever connects next, and old session ids answer 404.
+        """
+        if self._task is None or self._task.done():
+            return 0
+        count = _session_count(self.manager)
+        await self.stop()
+        self.manager, self._task = self._new_manager(), None
+        self._started.clear()
+        self._stopping.clear()
+        return count
+
     async def serve(self, handler: RequestHandler, extra_scope: dict[str, Any]) -> None:
         """Answer the handler's request through the session manager."""
         await self.start()
@@ -83,6 +98,13 @@ class MCPTransport:
         handler.on_connection_close = exchange.client_gone  # type: ignore[method-assign]
         await self.manager.handle_request(exchange.scope(extra_scope), exchange.receive, exchange.send)
         exchange.finish()
+
+
+def _session_count(manager: StreamableHTTPSessionManager) -> int:
+    """How many sessions the manager holds. The SDK has no public count: this reads its private
+    session table, and says 0 (the stop still ends them) if that table moves."""
+    sessions = getattr(manager, "_server_instances", None)
+    return len(sessions) if isinstance(sessions, dict) else 0
 
 
 class _Exchange:

@@ -55,11 +55,15 @@ class ToolContext:
     services: Services
     handler: JupyterHandler | None
     request: ServerRequestContext[Any, Any]
+    on_open: Callable[[str, YNotebook], None] | None = None  # the journal's snapshot of what a call edits
 
     async def open_notebook(self, path: str) -> tuple[str, YNotebook]:
         """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user
         who may write it: a read by a read-only user never rewrites the file."""
-        return await self.services.documents.open(path, upgrade=await self.may("contents", "write"))
+        path, doc = await self.services.documents.open(path, upgrade=await self.may("contents", "write"))
+        if self.on_open is not None:
+            self.on_open(path, doc)
+        return path, doc
 
     async def may(self, resource: str, action: str) -> bool:
         """Whether Jupyter's authorizer lets this call's user do ``action`` on ``resource``."""

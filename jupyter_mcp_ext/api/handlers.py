@@ -1,0 +1,182 @@
+"""The REST API of the MCP panel under ``<base_url>/api/mcp/`` (see API-CONTRACT.md).
+
+Thin Jupyter ``APIHandler``s: Jupyter authenticates (token or cookie, XSRF for cookies) and its
+authorizer decides, by resource: ``contents`` to review and steer agents, ``kernels`` to stop them
+or to see the token.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+
+from ..people.policy import MODES
+from .panel import Panel
+from .snippets import snippets
+
+MAX_ENTRIES = 1000
+
+
+class PanelHandler(APIHandler):
+    auth_resource = "contents"
+
+    def initialize(self, panel: Panel) -> None:
+        self.panel = panel
+
+    def body(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except ValueError as err:
+            raise web.HTTPError(400, "The body must be JSON.") from err
+        if not isinstance(data, dict):
+            raise web.HTTPError(400, "The body must be a JSON object.")
+        return data
+
+    def answer(self, data: dict[str, Any], status: int = 200) -> None:
+        self.set_status(status)
+        self.finish(json.dumps(data))
+
+
+class InfoHandler(PanelHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        url = f"{self.request.protocol}://{self.request.host}{url_path_join(self.base_url, 'mcp')}"
+        self.answer(
+            {
+                "url": url,
+                "token_required": bool(self.identity_provider.auth_enabled),
+                "snippets": snippets(url),
+            }
+        )
+
+
+class TokenHandler(PanelHandler):
+    auth_resource = "kernels"
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        # The token is as strong as running code: only someone who may execute in kernels sees it.
+        if not await ensure_async(
+            self.authorizer.is_authorized(self, self.current_user, "execute", "kernels")
+        ):
+            raise web.HTTPError(403)
+        self.answer({"token": getattr(self.identity_provider, "token", "") or ""})
+
+
+class SessionsHandler(PanelHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.answer({"sessions": self.panel.agents()})
+
+
+class JournalHandler(PanelHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        agent = self.get_query_argument("agent", None)
+        try:
+            limit = int(self.get_query_argument("limit", "100"))
+        except ValueError as err:
+            raise web.HTTPError(400, "limit must be a number.") from err
+        entries = self.panel.journal.entries(agent=agent)[::-1][: max(0, min(limit, MAX_ENTRIES))]
+        self.answer({"entries": [e.to_json() for e in entries]})
+
+
+class RevertHandler(PanelHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body, journal = self.body(), self.panel.journal
+        if "entry" in body:
+            entry = journal.get(_int(body["entry"], "entry"))
+            if entry is None:
+                raise web.HTTPError(404, f"No journal entry {body['entry']} (old entries are dropped).")
+            entries = [entry]
+        elif "agent" in body:
+            since = _int(body.get("since", 0), "since")
+            entries = journal.entries(agent=str(body["agent"]), since=since)
+        else:
+            raise web.HTTPError(400, 'Give {"entry": <id>} or {"agent": <id>, "since": <entry id>}.')
+        result = await self.panel.reverter.revert(entries)
+        status = 409 if result.conflicts and not result.reverted else 200
+        self.answer(result.to_json(), status)
+
+
+class PolicyHandler(PanelHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.answer({"mode": self.panel.policy.mode})
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        mode = self.body().get("mode")
+        if mode not in MODES:
+            raise web.HTTPError(400, f"mode must be one of {', '.join(MODES)}.")
+        self.panel.policy.set(mode)
+        self.answer({"mode": self.panel.policy.mode})
+
+
+class ApprovalsHandler(PanelHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.answer({"approvals": [a.to_json() for a in self.panel.approvals.pending()]})
+
+
+class DecisionHandler(PanelHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, approval_id: str) -> None:
+        body = self.body()
+        decision = body.get("decision")
+        if decision not in ("approve", "deny"):
+            raise web.HTTPError(400, 'decision must be "approve" or "deny".')
+        done = self.panel.approvals.decide(
+            approval_id, decision == "approve", rest_of_turn=bool(body.get("rest_of_turn", False))
+        )
+        if not done:
+            raise web.HTTPError(404, f"No call waits for approval '{approval_id}' (answered, or it gave up).")
+        self.answer({"ok": True})
+
+
+class StopHandler(PanelHandler):
+    auth_resource = "kernels"
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        self.answer(await self.panel.stop())
+
+
+def _int(value: Any, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError) as err:
+        raise web.HTTPError(400, f"{name} must be a journal entry id (a number).") from err
+
+
+def routes(base_url: str, panel: Panel) -> list[tuple[str, type[PanelHandler], dict[str, Any]]]:
+    prefix = url_path_join(base_url, "api", "mcp")
+    table: list[tuple[str, type[PanelHandler]]] = [
+        ("info", InfoHandler),
+        ("token", TokenHandler),
+        ("sessions", SessionsHandler),
+        ("journal", JournalHandler),
+        ("revert", RevertHandler),
+        ("policy", PolicyHandler),
+        ("approvals", ApprovalsHandler),
+        (r"approvals/([^/]+)", DecisionHandler),
+        ("stop", StopHandler),
+    ]
+    return [(url_path_join(prefix, path), handler, {"panel": panel}) for path, handler in table]

@@ -1,0 +1,208 @@
+"""What stands between an agent's call and its tool: the policy, a person's approval, the journal.
+
+The call pipeline hands every tool call to ``Guard.run``. Reads go straight through (after the
+policy); calls that change something are recorded in the journal with what they changed; calls the
+policy gates wait for a person. Every call runs as a task of its own so that a person's stop can
+cancel it, approval waits included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+
+from ..documents import cells as nb
+from ..errors import ToolError
+from .approvals import Approval, Approvals
+from .journal import Journal
+from .policy import Policy, kind_of
+from .recorder import Recorder
+
+KERNEL_NOTE = "kernel state cannot be undone"
+
+
+@dataclass
+class Caller:
+    """Who makes a call: the agent (an MCP session), its client's name and the Jupyter user."""
+
+    agent: Any  # the directory's Agent, when there is a directory
+    id: str
+    client: str
+    user: str
+
+
+class Guard:
+    def __init__(self, services: Any, journal: Journal, policy: Policy, approvals: Approvals):
+        self.services = services
+        self.journal = journal
+        self.policy = policy
+        self.approvals = approvals
+        self._calls: dict[asyncio.Task[Any], Caller] = {}
+        self._stopped: set[asyncio.Task[Any]] = set()
+
+    async def run(self, spec: Any, call: Any, args: Any) -> Any:
+        """Run ``spec`` for this call under the policy, recording what it changes."""
+        caller = self.caller(call)
+        task = asyncio.ensure_future(self._run(spec, call, args, caller))
+        self._calls[task] = caller
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if task in self._stopped:
+                raise ToolError(f"{spec.name} was stopped by the user; the session is ending.") from None
+            raise
+        finally:
+            self._calls.pop(task, None)
+            self._stopped.discard(task)
+
+    async def _run(self, spec: Any, call: Any, args: Any, caller: Caller) -> Any:
+        kind = kind_of(spec)
+        if kind == "read":
+            self.policy.check(spec.name, kind)
+            return await spec.run(call, args)
+        entry = self.journal.new(
+            agent=caller.id,
+            client=caller.client,
+            user=caller.user,
+            tool=spec.name,
+            path=getattr(args, "path", None),
+        )
+        recorder = Recorder(self.services, spec.name, kind)
+        started = time.monotonic()
+        try:
+            try:
+                if self.policy.check(spec.name, kind) and not self.approvals.allowed_for_turn(
+                    caller.id, kind
+                ):
+                    await self._approval(spec, call, args, caller, kind)
+            except ToolError as err:
+                entry.outcome, entry.error = "denied", str(err)
+                raise
+            await recorder.before(args)
+            call.on_open = recorder.opened
+            try:
+                return await spec.run(call, args)
+            except asyncio.CancelledError:
+                entry.outcome, entry.error = "error", "cancelled"
+                raise
+            except BaseException as err:
+                entry.outcome, entry.error = "error", str(err) or type(err).__name__
+                raise
+        finally:
+            entry.duration_ms = (time.monotonic() - started) * 1000
+            with contextlib.suppress(Exception):  # a journal that fails must not fail the call
+                entry.changes = await asyncio.shield(recorder.after()) if entry.outcome != "denied" else []
+            entry.path = recorder.path or entry.path
+            if kind == "run" and entry.outcome == "ok":
+                entry.note = KERNEL_NOTE
+            if entry.changes or entry.outcome != "ok" or kind == "run":
+                self.journal.add(entry)
+
+    async def _approval(self, spec: Any, call: Any, args: Any, caller: Caller, kind: str) -> None:
+        code, change = await self._describe(spec, args)
+        approval = Approval(
+            caller.id, caller.client, spec.name, getattr(args, "path", None), kind, code, change
+        )
+        agents = getattr(self.services, "agents", None)
+        if agents is not None and caller.agent is not None:
+            with contextlib.suppress(Exception):
+                agents.set_state(caller.agent, "waiting", path=approval.path)
+
+        async def report(n: float, message: str) -> None:
+            with contextlib.suppress(Exception):
+                await call.request.session.report_progress(n, message=message)
+
+        await self.approvals.wait(approval, report)
+
+    async def _describe(self, spec: Any, args: Any) -> tuple[str | None, str | None]:
+        """The code a call would run, or the change it would make, as a person is shown it."""
+        name = spec.name
+        code = getattr(args, "code", None) if name == "execute_code" else None
+        if name == "insert_and_execute":
+            code = args.source
+        if name in ("execute_cells", "delete_cells"):
+            with contextlib.suppress(ToolError):
+                _, doc = await self.services.documents.open(args.path)
+                chosen = (
+                    list(range(len(doc.ycells)))
+                    if getattr(args, "all", False)
+                    else nb.find_all(doc, args.cell_ids or [])
+                )
+                text = "\n\n".join(f"# cell {nb.ids(doc)[i]}\n{nb.source(doc, i)}" for i in chosen)
+                if name == "execute_cells":
+                    code = text
+                else:
+                    return None, f"delete {len(chosen)} cell(s) of {args.path}:\n{text}"
+        if code is not None:
+            return code, None
+        change = {
+            "write_file": lambda: f"write {getattr(args, 'path', '')}:\n{getattr(args, 'content', '')}",
+            "edit_file": lambda: f"in {args.path}, replace:\n{args.old_string}\nwith:\n{args.new_string}",
+            "rename_path": lambda: f"rename {args.path} to {args.new_path}",
+            "delete_path": lambda: f"delete {args.path}",
+            "restart_kernel": lambda: f"restart the kernel of {args.path}: its variables are lost",
+        }.get(name)
+        if change is not None:
+            return None, change()
+        return None, f"{name} {args.model_dump_json(exclude_none=True)}"
+
+    def caller(self, call: Any) -> Caller:
+        agents = getattr(self.services, "agents", None)
+        user = getattr(getattr(call.handler, "current_user", None), "username", "") or ""
+        if agents is not None:
+            agent = agents.agent_for(call.request, call.handler)
+            record = agent.to_json()
+            client = record.get("client") or {}
+            return Caller(
+                agent,
+                record["id"],
+                client.get("title") or client.get("name") or "",
+                record.get("user") or user,
+            )
+        return _fallback_caller(call, user)
+
+    # -- stop --------------------------------------------------------------------------
+
+    async def stop(self) -> dict[str, int]:
+        """Cancel every pending call (approval waits too) and interrupt kernels running agent code."""
+        cancelled = 0
+        for task in list(self._calls):
+            if not task.done():
+                self._stopped.add(task)
+                task.cancel()
+                cancelled += 1
+        self.approvals.forget_turns()
+        interrupted = await self._interrupt_runs()
+        return {"cancelled": cancelled, "interrupted": interrupted}
+
+    async def _interrupt_runs(self) -> int:
+        execution = self.services.execution
+        kernels: set[str] = set()
+        for run in list(execution.runs.values()):
+            if run.done.is_set():
+                continue
+            for cell in run.cells:
+                if cell.status == "queued":
+                    cell.status = "skipped"  # what waits behind the running cell is dropped
+            if execution.running_on(run.kernel_id) in run.cells:
+                kernels.add(run.kernel_id)
+        for kernel_id in kernels:
+            with contextlib.suppress(Exception):
+                await ensure_async(self.services.kernels.kernels.interrupt_kernel(kernel_id))
+        return len(kernels)
+
+
+def _fallback_caller(call: Any, user: str) -> Caller:
+    """Without an agent directory: the MCP session id, or the user for a stateless client."""
+    request = call.request.request
+    headers = getattr(request, "headers", None) or {}
+    session = headers.get("mcp-session-id") or ""
+    params = getattr(call.request.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    client = getattr(info, "title", None) or getattr(info, "name", None) or ""
+    return Caller(None, session[:8] or f"{user}:{client}", client, user)

@@ -1,0 +1,132 @@
+"""Recording one call for the journal: the notebooks it opened and the file it names, before and after.
+
+Notebooks are snapshotted when the tool opens them (``ToolContext.on_open``) and when the call ends.
+A file named by the call's ``path`` is read before and after it when it is a text file, and a
+notebook about to be deleted is kept whole, so that a revert can write either back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+
+from ..documents.paths import api_path
+from ..errors import ToolError
+from . import changes
+from .journal import Change
+
+MAX_KEPT_FILE = 2_000_000  # bytes of a file kept to undo a write or a delete
+
+
+class Recorder:
+    def __init__(self, services: Any, tool: str, kind: str):
+        self.services = services
+        self.tool = tool
+        self.run = kind == "run"
+        self._whole = tool in changes.KEEPS_WHOLE_CELLS
+        self._notebooks: dict[str, tuple[Any, list[changes.CellState]]] = {}
+        self._file: dict[str, Any] | None = None
+
+    def opened(self, path: str, doc: Any) -> None:
+        """The tool opened a notebook: keep how it is before the tool changes it (the first open)."""
+        if path not in self._notebooks:
+            self._notebooks[path] = (doc, changes.snapshot(doc, whole=self._whole))
+
+    @property
+    def path(self) -> str | None:
+        if self._notebooks:
+            return next(iter(self._notebooks))
+        return self._file["path"] if self._file else None
+
+    async def before(self, args: Any) -> None:
+        """Note the file the call names (its text, or the whole notebook if it may be deleted)."""
+        raw = getattr(args, "path", None)
+        if not isinstance(raw, str):
+            return
+        with contextlib.suppress(ToolError):
+            path = await api_path(raw, self.services.contents)
+            if not path:
+                return
+            new_path = getattr(args, "new_path", None)
+            if isinstance(new_path, str):
+                self._file = {"path": path, "rename": await api_path(new_path, self.services.contents)}
+                return
+            self._file = {
+                "path": path,
+                "text": await self._text(path),
+                "deleting": self.tool == "delete_path",
+            }
+            if self._file["deleting"]:
+                self._file["model"] = await self._model(path)
+
+    async def after(self) -> list[Change]:
+        found: list[Change] = []
+        for doc, before in self._notebooks.values():
+            found += changes.diff(before, changes.snapshot(doc), run=self.run)
+        if self._file and (not self._notebooks or self._file["path"] not in self._notebooks):
+            found += await self._file_changes()
+        return found
+
+    async def _file_changes(self) -> list[Change]:
+        contents = self.services.contents
+        f = self._file
+        assert f is not None
+        path = f["path"]
+        if "rename" in f:
+            new = f["rename"]
+            if await ensure_async(contents.exists(new)) and not await ensure_async(contents.exists(path)):
+                return [Change("file", None, path, new, {"rename": [path, new]})]
+            return []
+        exists = await ensure_async(contents.exists(path))
+        if f["deleting"]:
+            if exists:
+                return []
+            model = f.get("model")
+            undo = (
+                {"path": path, "model": model}
+                if model
+                else {"path": path, "revertible": False, "why": "a folder or a large file cannot be restored"}
+            )
+            return [Change("file", None, f["text"] or path, None, undo)]
+        if path.endswith(".ipynb"):
+            if f["text"] is None and exists:  # a notebook this call created
+                return [
+                    Change(
+                        "file",
+                        None,
+                        None,
+                        "(new notebook)",
+                        {"path": path, "revertible": False, "why": "delete a new notebook by hand"},
+                    )
+                ]
+            return []
+        after = await self._text(path)
+        if after is None or after == f["text"]:
+            return []
+        return [Change("file", None, f["text"], after, {"path": path})]
+
+    async def _text(self, path: str) -> str | None:
+        """A text file's text (live if open in a tab); None if absent, binary, large or a notebook."""
+        if path.endswith(".ipynb"):
+            exists = await ensure_async(self.services.contents.file_exists(path))
+            return "" if exists else None
+        files = self.services.text_documents
+        with contextlib.suppress(ToolError, OSError):
+            if await ensure_async(self.services.contents.file_exists(path)):
+                size = await files.size(path)
+                if size is None or size <= MAX_KEPT_FILE:
+                    return (await files.read_text(path)).text
+        return None
+
+    async def _model(self, path: str) -> dict[str, Any] | None:
+        """The saved model of a file about to be deleted, to save back on a revert."""
+        contents = self.services.contents
+        with contextlib.suppress(Exception):
+            if await ensure_async(contents.file_exists(path)):
+                model = await ensure_async(contents.get(path, content=False))
+                if (model.get("size") or 0) <= MAX_KEPT_FILE:
+                    model = await ensure_async(contents.get(path, content=True))
+                    return {k: model[k] for k in ("type", "format", "content")}
+        return None

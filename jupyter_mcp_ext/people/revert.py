@@ -1,0 +1,254 @@
+"""Reverting journal entries in the live document: undo exactly what an agent did, keep the rest.
+
+Every change of an entry is checked first; an entry with a conflict is left alone and reported, never
+half-undone. The undo itself goes in as one transaction of small edits (a splice of the changed span,
+not a rewrite), so people editing the notebook keep their text and their cursors.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from pycrdt import Array, Map, Text
+
+from ..documents import cells as nb
+from ..errors import ToolError
+from .journal import Change, Entry, Journal
+from .merge import Conflict, undo_spans
+
+log = logging.getLogger(__name__)
+
+KERNEL_NOTE = "kernel state cannot be undone: variables the run set stay until the kernel restarts"
+
+Step = Callable[[], None]
+
+
+@dataclass
+class RevertResult:
+    reverted: list[int] = field(default_factory=list)
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"reverted": self.reverted, "conflicts": self.conflicts}
+        if self.notes:
+            data["note"] = "; ".join(dict.fromkeys(self.notes))
+        return data
+
+
+class Reverter:
+    def __init__(self, journal: Journal, services: Any):
+        self.journal = journal
+        self.services = services
+
+    async def revert(self, entries: list[Entry]) -> RevertResult:
+        """Revert entries newest first, each whole or not at all."""
+        result = RevertResult()
+        for entry in sorted(entries, key=lambda e: e.id, reverse=True):
+            if entry.reverted or not entry.changes:
+                continue
+            try:
+                await self._revert_one(entry)
+            except Conflict as err:
+                cell_id = err.args[1] if len(err.args) > 1 else None
+                result.conflicts.append({"entry": entry.id, "cell_id": cell_id, "reason": str(err.args[0])})
+                continue
+            entry.reverted = True
+            result.reverted.append(entry.id)
+            if entry.note:
+                result.notes.append(entry.note)
+            self.journal.changed(entry)
+        return result
+
+    async def _revert_one(self, entry: Entry) -> None:
+        cell_changes = [c for c in entry.changes if c.kind != "file"]
+        file_changes = [c for c in entry.changes if c.kind == "file"]
+        if cell_changes:
+            if entry.path is None:
+                raise Conflict("the entry names no notebook")
+            try:
+                _, doc = await self.services.documents.open(entry.path)
+            except ToolError as err:
+                raise Conflict(f"the notebook cannot be opened: {err}") from err
+            # Plan every step before changing anything: a conflict leaves the notebook as it is.
+            steps = [_plan(doc, change) for change in reversed(cell_changes)]
+            with doc.ydoc.transaction():
+                for step in steps:
+                    step()
+                nb.mark_dirty(doc)
+        for change in reversed(file_changes):
+            await self._revert_file(change)
+
+    async def _revert_file(self, change: Change) -> None:
+        files, contents = self.services.text_documents, self.services.contents
+        undo = change.undo
+        if not undo.get("revertible", True):
+            raise Conflict(undo.get("why", "this change cannot be reverted"))
+        if "rename" in undo:
+            old, new = undo["rename"]
+            if await ensure_async(contents.exists(old)) or not await ensure_async(contents.exists(new)):
+                raise Conflict(f"'{new}' is no longer there, or '{old}' exists again")
+            await ensure_async(contents.rename(new, old))
+            return
+        path = undo["path"]
+        exists = await ensure_async(contents.file_exists(path))
+        if change.after is None:  # deleted: put it back unless something took its place
+            if exists:
+                raise Conflict(f"'{path}' exists again")
+            model = undo["model"]
+            await ensure_async(contents.save(model, path))
+            return
+        if not exists:
+            raise Conflict(f"'{path}' has been deleted since")
+        current = (await files.read_text(path)).text
+        if change.before is None:  # created: delete it only if no one changed it since
+            if current != change.after:
+                raise Conflict(f"'{path}' has been edited since it was created")
+            await ensure_async(contents.delete(path))
+            return
+        spans = undo_spans(change.before, change.after, current)
+        updated = current
+        for start, end, text in spans:
+            updated = updated[:start] + text + updated[end:]
+        await files.write_text(path, updated)
+
+
+def _plan(doc: Any, change: Change) -> Step:
+    """Check that ``change`` can be undone in the document as it is now; return the step that does it."""
+    planners = {"insert": _plan_insert, "update": _plan_update, "delete": _plan_delete, "move": _plan_move}
+    planner = planners.get(change.kind, _plan_outputs)
+    try:
+        return planner(doc, change)
+    except Conflict as err:
+        raise Conflict(str(err), change.cell_id) from None
+
+
+def _index(doc: Any, cell_id: str | None) -> int | None:
+    """The cell's index now; scanned, not cached: inside a revert's transaction earlier steps have
+    already moved cells, and the id cache only learns of that when the transaction ends."""
+    if cell_id is None:
+        return None
+    for i, ycell in enumerate(doc.ycells):
+        if ycell.get("id") == cell_id:
+            return i
+    return None
+
+
+def _plan_insert(doc: Any, change: Change) -> Step:
+    i = _index(doc, change.cell_id)
+    if i is None:
+        return lambda: None  # deleted since: nothing left to undo
+    if nb.source(doc, i) != (change.after or ""):
+        raise Conflict("the inserted cell has been edited since; delete it by hand if it should go")
+    cell_id = change.cell_id
+
+    def step() -> None:
+        k = _index(doc, cell_id)
+        if k is not None:
+            del doc.ycells[k]
+
+    return step
+
+
+def _plan_delete(doc: Any, change: Change) -> Step:
+    if _index(doc, change.cell_id) is not None:
+        raise Conflict("a cell with this id is in the notebook again")
+    cell = dict(change.undo["cell"])
+    where = change.undo
+
+    def step() -> None:
+        doc.ycells.insert(_slot(doc, where), doc.create_ycell(cell))
+
+    return step
+
+
+def _plan_move(doc: Any, change: Change) -> Step:
+    if _index(doc, change.cell_id) is None:
+        raise Conflict("the moved cell has been deleted since")
+    cell_id = change.cell_id
+    where = change.undo
+
+    def step() -> None:
+        src = _index(doc, cell_id)
+        assert src is not None
+        cell = doc.ycells[src].to_py()
+        cell.pop("execution_state", None)
+        del doc.ycells[src]
+        doc.ycells.insert(_slot(doc, where), doc.create_ycell(cell))
+
+    return step
+
+
+def _slot(doc: Any, where: dict[str, Any]) -> int:
+    """Where a cell goes back to: after the cell that preceded it, else before the one that followed
+    it, else its old index."""
+    prev, nxt = where["neighbours"]
+    i = _index(doc, prev)
+    if i is not None:
+        return i + 1
+    i = _index(doc, nxt)
+    if i is not None:
+        return i
+    return min(where["index"], len(doc.ycells))
+
+
+def _plan_update(doc: Any, change: Change) -> Step:
+    i = _index(doc, change.cell_id)
+    if i is None:
+        raise Conflict("the cell has been deleted since")
+    ycell = doc.ycells[i]
+    spans = undo_spans(change.before or "", change.after or "", str(ycell["source"]))
+    was_type, new_type = change.undo.get("type", [None, None])
+    was_meta, new_meta = change.undo.get("metadata", [None, None])
+    retype = was_type != new_type and ycell.get("cell_type") == new_type
+    meta = ycell.get("metadata")
+    current_meta = meta.to_py() if isinstance(meta, Map) else {}
+    restore_meta = was_meta != new_meta and current_meta == new_meta
+    if was_meta != new_meta and not restore_meta:
+        raise Conflict("the cell's metadata has been changed since")
+    cell_id = change.cell_id
+
+    def step() -> None:
+        k = _index(doc, cell_id)
+        assert k is not None
+        if retype:
+            nb.set_type(doc, k, was_type)
+        target = doc.ycells[k]
+        text: Text = target["source"]
+        current = str(text)
+        for start, end, replacement in spans:  # last first, in characters; pycrdt counts UTF-8 bytes
+            at = len(current[:start].encode())
+            length = len(current[start:end].encode())
+            if length:
+                del text[at : at + length]
+            if replacement:
+                text.insert(at, replacement)
+        if restore_meta:
+            target["metadata"] = Map(was_meta)
+
+    return step
+
+
+def _plan_outputs(doc: Any, change: Change) -> Step:
+    i = _index(doc, change.cell_id)
+    if i is None:
+        return lambda: None  # the cell is gone, and its outputs with it
+    if not change.undo.get("run"):
+        raise Conflict("cleared outputs cannot be brought back; run the cell again")
+    cell_id = change.cell_id
+
+    def step() -> None:
+        k = _index(doc, cell_id)
+        if k is None:
+            return
+        ycell = doc.ycells[k]
+        youtputs = ycell.get("outputs")
+        if isinstance(youtputs, Array):
+            youtputs.clear()
+        ycell["execution_count"] = None
+
+    return step

@@ -1,0 +1,240 @@
+"""Every agent change is journaled, and a person can revert it in the live notebook: exactly that
+change goes, every later edit that does not depend on it stays, and a conflict is refused."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from .mcp_client import connect, ok
+from .panel import PanelAPI
+from .yclient import YPeer
+
+
+@pytest.fixture
+async def panel(server_url, jp_auth_header):
+    async with PanelAPI(server_url, jp_auth_header) as api:
+        yield api
+
+
+def kinds(entry: dict) -> list[tuple[str, str | None]]:
+    return [(c["kind"], c["cell_id"]) for c in entry["changes"]]
+
+
+async def test_every_kind_of_change_is_journaled(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("j.ipynb", cells=["a = 1", "b = 2"])
+    async with connect(server_url, jp_auth_header) as agent:
+        a, b = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        (new,) = (await ok(agent, "insert_cells", path=path, cells=[{"source": "c = 3"}]))["cell_ids"]
+        await ok(agent, "update_cell", path=path, cell_id=a, old_string="1", new_string="10")
+        await ok(agent, "move_cell", path=path, cell_id=new, index=0)
+        await ok(agent, "execute_cells", path=path, cell_ids=[a], timeout=60)
+        await ok(agent, "delete_cells", path=path, cell_ids=[b])
+        await ok(agent, "write_file", path="notes.txt", content="hello\n")
+        await ok(agent, "edit_file", path="notes.txt", old_string="hello", new_string="hi")
+        await ok(agent, "get_notebook", path=path)  # reads are not journaled
+
+    entries = await panel.journal()
+    assert [e["tool"] for e in entries] == [
+        "edit_file", "write_file", "delete_cells", "execute_cells", "move_cell", "update_cell", "insert_cells",
+    ]  # fmt: skip
+    by_tool = {e["tool"]: e for e in entries}
+    assert kinds(by_tool["insert_cells"]) == [("insert", new)]
+    assert by_tool["insert_cells"]["changes"][0]["after"] == "c = 3"
+    update = by_tool["update_cell"]["changes"]
+    assert update == [{"cell_id": a, "kind": "update", "before": "a = 1", "after": "a = 10"}]
+    assert kinds(by_tool["move_cell"]) == [("move", new)]
+    assert kinds(by_tool["execute_cells"]) == [("outputs", a)]
+    assert by_tool["execute_cells"]["note"] == "kernel state cannot be undone"
+    assert kinds(by_tool["delete_cells"]) == [("delete", b)]
+    assert by_tool["delete_cells"]["changes"][0]["before"] == "b = 2"
+    assert by_tool["write_file"]["changes"][0] | {"kind": "file"} == {
+        "cell_id": None, "kind": "file", "before": None, "after": "hello\n",
+    }  # fmt: skip
+    assert by_tool["edit_file"]["changes"][0]["before"] == "hello\n"
+    assert by_tool["edit_file"]["changes"][0]["after"] == "hi\n"
+    first = entries[-1]
+    assert first["path"] == path and first["outcome"] == "ok" and first["revertible"]
+    assert first["user"] and first["agent"] and first["duration_ms"] >= 0
+    assert first["time"].endswith("Z") and first["cell_ids"] == [new]
+    assert [e["id"] for e in entries] == sorted((e["id"] for e in entries), reverse=True)
+    assert len(await panel.journal(limit=2)) == 2
+
+
+async def test_a_failed_call_is_journaled_with_its_error(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("f.ipynb", cells=["x = 1"])
+    async with connect(server_url, jp_auth_header) as agent:
+        result = await agent.call_tool("update_cell", {"path": path, "cell_id": "nope", "source": "y"})
+        assert result.is_error
+    (entry,) = await panel.journal()
+    assert entry["outcome"] == "error" and "No cell with id 'nope'" in entry["error"]
+    assert entry["changes"] == [] and not entry["revertible"]
+
+
+async def test_revert_an_update_keeps_a_persons_later_typing_in_the_same_cell(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("u.ipynb", cells=["total = price * 2\nprint(total)"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        await ok(
+            agent, "update_cell", path=path, cell_id=cell["id"], old_string="* 2", new_string="* 3 + tax"
+        )
+        await person.wait_for(lambda nb: "tax" in person.sources()[0])
+        person.insert_text(0, 0, "# person's note\n")  # typed after the agent's change
+        person.insert_text(0, len(person.sources()[0]), "\nprint('done')")
+        await person.flush()
+
+        result = await panel.revert((await panel.entry("update_cell"))["id"])
+        assert result["reverted"] and result["conflicts"] == []
+        expected = "# person's note\ntotal = price * 2\nprint(total)\nprint('done')"
+        await person.wait_for(lambda nb: person.sources() == [expected])
+    entry = await panel.entry("update_cell")
+    assert entry["reverted"] and not entry["revertible"]
+
+
+async def test_revert_an_insert_keeps_a_persons_later_edit_elsewhere(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("i.ipynb", cells=["a = 1", "b = 2"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        a, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(
+            agent, "insert_cells", path=path, after=a, cells=[{"source": "junk()"}, {"source": "more()"}]
+        )
+        await person.wait_for(lambda nb: len(person.sources()) == 4)
+        person.insert_text(3, 5, "0")  # b = 20, after the insert
+        await person.flush()
+
+        await panel.revert((await panel.entry("insert_cells"))["id"])
+        await person.wait_for(lambda nb: person.sources() == ["a = 1", "b = 20"])
+
+
+async def test_revert_a_delete_puts_the_cell_back_where_it_was(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("d.ipynb", cells=["a = 1", "b = 2", "c = 3"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        _, b, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(agent, "execute_cells", path=path, cell_ids=[b], timeout=60)
+        await ok(agent, "delete_cells", path=path, cell_ids=[b])
+        await person.wait_for(lambda nb: person.sources() == ["a = 1", "c = 3"])
+        person.insert_text(1, 5, "0")  # c = 30
+        await person.flush()
+
+        await panel.revert((await panel.entry("delete_cells"))["id"])
+        await person.wait_for(lambda nb: person.sources() == ["a = 1", "b = 2", "c = 30"])
+        restored = person.notebook.ycells[1]
+        assert restored["id"] == b
+        assert restored["execution_count"] is not None  # the deleted cell came back whole
+
+
+async def test_revert_a_move_keeps_a_persons_later_edit(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("m.ipynb", cells=["a = 1", "b = 2", "c = 3"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        a, _, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(agent, "move_cell", path=path, cell_id=a, index=2)
+        await person.wait_for(lambda nb: person.sources() == ["b = 2", "c = 3", "a = 1"])
+        person.insert_text(2, 5, "00")  # a = 100, in the moved cell
+        await person.flush()
+
+        await panel.revert((await panel.entry("move_cell"))["id"])
+        await person.wait_for(lambda nb: person.sources() == ["a = 100", "b = 2", "c = 3"])
+
+
+async def test_revert_a_run_clears_its_outputs_and_says_the_kernel_keeps_its_state(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("r.ipynb", cells=["print('hi')", "x = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        run, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(agent, "execute_cells", path=path, cell_ids=[run], timeout=60)
+        await person.wait_for(lambda nb: len(person.notebook.ycells[0]["outputs"]) == 1)
+        person.insert_text(1, 5, "0")
+        await person.flush()
+
+        result = await panel.revert((await panel.entry("execute_cells"))["id"])
+        assert "kernel state cannot be undone" in result["note"]
+        await person.wait_for(
+            lambda nb: len(nb.ycells[0]["outputs"]) == 0 and nb.ycells[0]["execution_count"] is None
+        )
+        assert person.sources() == ["print('hi')", "x = 10"]
+
+
+async def test_a_conflicting_revert_is_refused_and_changes_nothing(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("c.ipynb", cells=["limit = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        await ok(agent, "update_cell", path=path, cell_id=cell["id"], source="limit = 500")
+        await person.wait_for(lambda nb: person.sources() == ["limit = 500"])
+        person.insert_text(0, 9, "_")  # limit = 5_00: the person edited inside the agent's change
+        await person.flush()
+
+        entry = await panel.entry("update_cell")
+        result = await panel.revert(entry["id"], status=409)
+        assert result["reverted"] == []
+        assert result["conflicts"] == [
+            {
+                "entry": entry["id"],
+                "cell_id": cell["id"],
+                "reason": "the text the agent wrote has been edited since",
+            }
+        ]
+        await person.flush()
+        await asyncio.sleep(0.2)
+        assert person.sources() == ["limit = 5_00"]
+    assert not (await panel.entry("update_cell"))["reverted"]
+
+
+async def test_revert_all_of_an_agents_changes_since_a_point(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("s.ipynb", cells=["a = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        (a,) = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(agent, "update_cell", path=path, cell_id=a, source="a = 2")  # kept: before the point
+        (new,) = (await ok(agent, "insert_cells", path=path, cells=[{"source": "b = 1"}]))["cell_ids"]
+        await ok(agent, "update_cell", path=path, cell_id=new, source="b = 2")
+        await ok(agent, "update_cell", path=path, cell_id=a, source="a = 3")
+        await person.wait_for(lambda nb: person.sources() == ["a = 3", "b = 2"])
+        entries = await panel.journal()
+        since = (await panel.entry("insert_cells"))["id"]
+        result = await panel.post("revert", {"agent": entries[0]["agent"], "since": since})
+        assert sorted(result["reverted"]) == [e["id"] for e in entries[::-1] if e["id"] >= since]
+        await person.wait_for(lambda nb: person.sources() == ["a = 2"])
+
+
+async def test_revert_a_file_write_keeps_a_later_edit(server_url, jp_auth_header, jp_root_dir, panel):
+    (jp_root_dir / "conf.txt").write_text("alpha\nbeta\n")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "edit_file", path="conf.txt", old_string="beta", new_string="gamma")
+        (jp_root_dir / "conf.txt").write_text("# header\nalpha\ngamma\n")  # a later change by someone else
+        await ok(agent, "write_file", path="new.txt", content="draft")
+    await panel.revert((await panel.entry("edit_file"))["id"])
+    assert (jp_root_dir / "conf.txt").read_text() == "# header\nalpha\nbeta\n"
+    await panel.revert((await panel.entry("write_file"))["id"])
+    assert not (jp_root_dir / "new.txt").exists()
