@@ -59,11 +59,11 @@ export function ConnectView(props: { model: McpModel }): JSX.Element {
           </div>
           <p className="jp-mcp-Note">{setup.note}</p>
           <div className="jp-mcp-Snippet" data-setup={setup.key}>
-            <pre>{model.snippet(setup.key)}</pre>
             <CopyButton
               title={`Copy the ${setup.label} set-up, with the token`}
               text={() => model.snippetToCopy(setup.key)}
             />
+            <pre>{model.snippet(setup.key)}</pre>
           </div>
         </>
       )}

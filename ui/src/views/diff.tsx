@@ -22,10 +22,10 @@ export function diffLines(before: string, after: string): DiffLine[] {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       lines.push({ op: ' ', text: a[i++] });
       j++;
-    } else if (j < b.length && (i === a.length || common[i][j + 1] >= common[i + 1][j])) {
-      lines.push({ op: '+', text: b[j++] });
-    } else {
+    } else if (i < a.length && (j === b.length || common[i + 1][j] >= common[i][j + 1])) {
       lines.push({ op: '-', text: a[i++] });
+    } else {
+      lines.push({ op: '+', text: b[j++] });
     }
   }
   return lines;
