@@ -295,6 +295,15 @@ async def test_the_agent_shows_in_sessions_the_status_bar_and_beside_its_cell(
         await expect(session).to_have_attribute("data-state", "idle")
         await expect(mark).to_have_count(0)
 
+        # "Revert everything since" the start of the session takes back all its edits.
+        await ok(agent, "update_cell", path=path, cell_id=cells[0], source="a = 2")
+        await ok(agent, "insert_cells", path=path, after=cells[0], cells=[{"source": "c = 3"}])
+        await expect(tab.cells).to_have_count(3)
+        await session.get_by_role("button", name="Revert everything since").click()
+        await expect(tab.cells).to_have_count(2)
+        await expect(tab.lines(0)).to_have_text(["a = 1"])
+        await expect(panel.locator(".jp-mcp-Entry .jp-mcp-RevertedMark")).to_have_count(2)
+
         # A click on the status item opens the panel from anywhere.
         await tab.page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{PANEL[1:]}"]').click()
         await expect(tab.page.locator(PANEL)).to_be_hidden()
