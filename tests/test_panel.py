@@ -16,6 +16,7 @@ from traitlets.config import Config
 from .browser import CHROMIUM, LabTab, lab_config, lab_tab
 from .mcp_client import call, connect, ok, text
 from .panel import PanelAPI
+from .yclient import YPeer
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"
@@ -254,6 +255,40 @@ async def test_stop_is_a_palette_command(server_url, jp_auth_header, token, make
         await tab.page.locator(".lm-CommandPalette-input").fill("Stop all MCP agents")
         await tab.page.locator(".lm-CommandPalette-item", has_text="Stop All MCP Agents").click()
         await stopped(run)
+
+
+async def test_a_cell_an_agent_works_in_shows_its_name_and_colour(
+    server_url, jp_auth_header, token, make_notebook, tmp_path
+):
+    """The mark reads the notebook's awareness as API-CONTRACT.md fixes an agent's state; here a
+    second Yjs client in the room publishes it, as the server's presence does for each agent."""
+    path = make_notebook("marks.ipynb", cells=["a = 1", "b = 2"])
+    agent_user = {
+        "username": "mcp-agent-a1b2c3d4",
+        "name": "Claude Code (agent)",
+        "display_name": "Claude Code (agent)",
+        "initials": "CC",
+        "color": "#1f77b4",
+        "bot": True,
+    }
+    async with (
+        lab_tab(server_url, token, path) as tab,
+        YPeer(server_url, jp_auth_header, path, user=agent_user) as room,
+    ):
+        second = str(room.notebook.ycells[1]["id"])
+        room.awareness.set_local_state(
+            {"user": agent_user, "mcp": {"agent": "a1b2c3d4", "cell_id": second, "state": "running"}}
+        )
+        mark = tab.cell(1).locator(".jp-mcp-CellMark")
+        await expect(mark).to_have_text("Claude Code (agent) · running")
+        await expect(mark.locator(".jp-mcp-CellMarkAgent")).to_have_css("background-color", _rgb("#1f77b4"))
+        await expect(tab.cell(0).locator(".jp-mcp-CellMark")).to_have_count(0)
+        await tab.page.locator(".jp-NotebookPanel").screenshot(path=str(tmp_path / "notebook-mark.png"))
+
+        room.awareness.set_local_state(
+            {"user": agent_user, "mcp": {"agent": "a1b2c3d4", "cell_id": second, "state": "idle"}}
+        )
+        await expect(mark).to_have_count(0)
 
 
 @needs_presence
