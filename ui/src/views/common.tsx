@@ -5,15 +5,28 @@ export function Section(props: {
   title: string;
   className: string;
   actions?: React.ReactNode;
+  /** With `onToggle`, the title folds the section; folded, only the header shows. */
+  expanded?: boolean;
+  onToggle?: () => void;
   children: React.ReactNode;
 }): JSX.Element {
+  const folds = props.onToggle !== undefined;
+  const expanded = props.expanded ?? true;
   return (
     <section className={`jp-mcp-Section ${props.className}`}>
       <header className="jp-mcp-SectionHeader">
-        <h3>{props.title}</h3>
-        {props.actions}
+        {folds ? (
+          <h3>
+            <button className="jp-mcp-Fold" aria-expanded={expanded} onClick={props.onToggle}>
+              {expanded ? '▾' : '▸'} {props.title}
+            </button>
+          </h3>
+        ) : (
+          <h3>{props.title}</h3>
+        )}
+        {expanded && props.actions}
       </header>
-      {props.children}
+      {expanded && props.children}
     </section>
   );
 }

@@ -20,6 +20,10 @@ export const SETUPS: { key: string; label: string; note: string }[] = [
 export function ConnectView(props: { model: McpModel }): JSX.Element {
   const { model } = props;
   const [chosen, choose] = React.useState('claude');
+  // Open while no agent is connected; then folded out of the way unless the person opens it.
+  const [folded, fold] = React.useState<boolean | null>(null);
+  const expanded = folded === null ? model.sessions.length === 0 : !folded;
+  const toggle = () => fold(expanded);
   const info = model.info;
   if (!info) {
     return (
@@ -36,7 +40,13 @@ export function ConnectView(props: { model: McpModel }): JSX.Element {
     </button>
   ) : undefined;
   return (
-    <Section title="Connect" className="jp-mcp-Connect" actions={tokenButton}>
+    <Section
+      title="Connect"
+      className="jp-mcp-Connect"
+      actions={tokenButton}
+      expanded={expanded}
+      onToggle={toggle}
+    >
       <div className="jp-mcp-Url">
         <code className="jp-mcp-UrlText">{info.url}</code>
         <CopyButton title="Copy the MCP endpoint's URL" text={async () => info.url} />
