@@ -171,6 +171,13 @@ async def test_the_copied_claude_code_command_has_the_endpoint_url_and_token(
         assert copied.startswith(f"claude mcp add --transport http jupyter {url} ")
         assert f"Authorization: token {token}" in copied
 
+        # The status bar item opens the panel from anywhere.
+        await tab.page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{PANEL[1:]}"]').click()
+        await expect(panel).to_be_hidden()
+        await expect(tab.page.locator(".jp-mcp-StatusItem")).to_have_attribute("data-agents", "0")
+        await tab.page.locator(".jp-mcp-StatusItem").click()
+        await expect(panel).to_be_visible()
+
         await panel.get_by_role("button", name="Show token").click()
         await expect(shown).to_contain_text(token)
         await panel.get_by_role("tab", name="Codex").click()
@@ -203,6 +210,8 @@ async def test_ask_holds_a_run_until_approved_and_refuses_it_on_deny(
         await expect(toast).to_be_visible()
         await expect(toast.get_by_role("button", name="Approve", exact=True)).to_be_visible()
         await screenshot(tab, tmp_path, "approval")
+        # The status bar marks that an agent waits, wherever the person is.
+        await expect(tab.page.locator(".jp-mcp-StatusItem .jp-mcp-mod-waiting")).to_be_visible()
         await asyncio.sleep(1)
         assert not run.done(), "the run went ahead without approval"
         await expect(tab.outputs(0)).not_to_contain_text("approved run")
@@ -223,6 +232,16 @@ async def test_ask_holds_a_run_until_approved_and_refuses_it_on_deny(
         await expect(entry(panel, "execute_cells")).to_have_attribute("data-outcome", "denied")
         await expect(tab.outputs(0)).not_to_contain_text("denied run")
         await screenshot(tab, tmp_path, "denied")
+
+        # From the notification alone: approving the rest of the turn lets the next run go unasked.
+        await ok(agent, "update_cell", path=path, cell_id=cell, source="print('turn run')")
+        run = asyncio.create_task(call(agent, "execute_cells", path=path, cell_ids=[cell], timeout=60))
+        toast = tab.page.locator(".Toastify__toast").filter(has_text="print('turn run')")
+        await toast.get_by_role("button", name="Approve the rest of this turn").click()
+        assert not (await asyncio.wait_for(run, 60)).is_error
+        await expect(tab.outputs(0)).to_contain_text("turn run")
+        await ok(agent, "execute_cells", path=path, cell_ids=[cell], timeout=60)  # not held this time
+        await expect(card).to_have_count(0)
 
 
 async def test_stop_ends_the_agents_session_and_its_run(
