@@ -3,12 +3,7 @@
  * commands, notifications, notebook cell marks). State lives in `model.ts`, server calls in `api.ts`,
  * rendering in the views.
  */
-import {
-  ILabShell,
-  ILayoutRestorer,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { INotebookTracker } from '@jupyterlab/notebook';
@@ -34,7 +29,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-mcp-ext:plugin',
   description: 'The MCP panel: connect agents, watch them, review and revert, approve, stop.',
   autoStart: true,
-  optional: [ICommandPalette, IStatusBar, INotebookTracker, IDocumentManager, ILayoutRestorer, ILabShell],
+  optional: [ICommandPalette, IStatusBar, INotebookTracker, IDocumentManager, ILayoutRestorer],
   activate: (
     app: JupyterFrontEnd,
     palette: ICommandPalette | null,

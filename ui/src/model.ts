@@ -175,8 +175,7 @@ export class McpModel {
     }
     const kind = (event as { kind?: string }).kind;
     if (kind === 'stop') {
-      void this.refresh('session');
-      void this.refresh('approval');
+      LISTS.filter(list => list !== 'policy').forEach(list => void this.refresh(list));
     } else if (kind === 'journal' || kind === 'session' || kind === 'policy' || kind === 'approval') {
       void this.refresh(kind);
       if (kind === 'session') {
