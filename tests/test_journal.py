@@ -4,10 +4,11 @@ change goes, every later edit that does not depend on it stays, and a conflict i
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
-from .mcp_client import connect, ok
+from .mcp_client import STATELESS, connect, fails, ok
 from .panel import PanelAPI
 from .yclient import YPeer
 
@@ -238,3 +239,114 @@ async def test_revert_a_file_write_keeps_a_later_edit(server_url, jp_auth_header
     assert (jp_root_dir / "conf.txt").read_text() == "# header\nalpha\nbeta\n"
     await panel.revert((await panel.entry("write_file"))["id"])
     assert not (jp_root_dir / "new.txt").exists()
+
+
+async def test_revert_a_rename_and_a_delete_of_files(
+    server_url, jp_auth_header, make_notebook, jp_root_dir, panel
+):
+    path = make_notebook("keep.ipynb", cells=["important = 42"])
+    (jp_root_dir / "data.csv").write_text("a,b\n1,2\n")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "rename_path", path="data.csv", new_path="old/data.csv")
+        await ok(agent, "delete_path", path=path)
+    assert not (jp_root_dir / path).exists()
+    deleted = await panel.entry("delete_path")
+    assert deleted["changes"][0]["kind"] == "file" and deleted["changes"][0]["after"] is None
+    await panel.revert(deleted["id"])
+    cells = json.loads((jp_root_dir / path).read_text())["cells"]
+    assert ["".join(c["source"]) for c in cells] == ["important = 42"]
+    await panel.revert((await panel.entry("rename_path"))["id"])
+    assert (jp_root_dir / "data.csv").read_text() == "a,b\n1,2\n"
+    assert not (jp_root_dir / "old" / "data.csv").exists()
+
+
+async def test_a_notebook_rewritten_as_text_is_journaled_cell_by_cell_and_reverted(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("t.ipynb", cells=["a = 1", "b = 2", "c = 3"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        a, b, c = (x["id"] for x in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(
+            agent, "write_notebook_text", path=path, text=f'# %% id="{a}"\na = 1\n\n# %% id="{c}"\nc = 30\n'
+        )
+        await person.wait_for(lambda nb: person.sources() == ["a = 1", "c = 30"])
+        entry = await panel.entry("write_notebook_text")
+        assert sorted(kinds(entry)) == [("delete", b), ("update", c)]
+        person.insert_text(0, 0, "# mine\n")
+        await person.flush()
+        await panel.revert(entry["id"])
+        await person.wait_for(lambda nb: person.sources() == ["# mine\na = 1", "b = 2", "c = 3"])
+
+
+async def test_a_run_that_outlives_its_call_is_journaled_and_only_its_cells(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("late.ipynb", cells=["import time\ntime.sleep(1.5)\nprint('late')", "y = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        slow, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(agent, "execute_code", path=path, code="1")  # the kernel is up
+        await person.wait_for(lambda nb: True)
+        call = asyncio.create_task(
+            agent.call_tool("execute_cells", {"path": path, "cell_ids": [slow], "timeout": 0.5})
+        )
+        await person.wait_for(lambda nb: nb.ycells[0].get("execution_state") == "running")
+        person.insert_text(1, 5, "0")  # the person edits another cell while the agent's run goes on
+        await person.flush()
+        assert not (await call).is_error
+        entry = await panel.entry("execute_cells")
+        assert entry["changes"] == [{"cell_id": slow, "kind": "outputs", "before": None, "after": "running"}]
+        await person.wait_for(lambda nb: len(nb.ycells[0]["outputs"]) == 1, timeout=20)
+
+        await panel.revert(entry["id"])
+        await person.wait_for(lambda nb: len(nb.ycells[0]["outputs"]) == 0)
+        assert person.sources()[1] == "y = 10"
+
+
+async def test_a_stateless_client_is_journaled_and_gated_too(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("sl.ipynb", cells=["x = 1"])
+    async with connect(server_url, jp_auth_header, mode=STATELESS) as agent:
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        await ok(agent, "update_cell", path=path, cell_id=cell["id"], source="x = 2")
+        await panel.post("policy", {"mode": "off"})
+        assert "paused by the user" in await fails(agent, "get_notebook", path=path)
+    entry = await panel.entry("update_cell")
+    assert entry["agent"] and entry["user"] and entry["outcome"] == "ok"
+    assert entry["changes"][0]["after"] == "x = 2"
+
+
+async def test_what_cannot_be_undone_is_marked_and_refused(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("co.ipynb", cells=["print(1)"])
+    async with connect(server_url, jp_auth_header) as agent:
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        await ok(agent, "execute_cells", path=path, cell_ids=[cell["id"]], timeout=60)
+        await ok(agent, "clear_outputs", path=path)
+        entry = await panel.entry("clear_outputs")
+        assert entry["changes"][0]["kind"] == "outputs" and not entry["revertible"]
+        result = await panel.revert(entry["id"], status=409)
+        assert "cannot be brought back" in result["conflicts"][0]["reason"]
+        await ok(agent, "create_notebook", path="fresh.ipynb")
+        assert not (await panel.entry("create_notebook"))["revertible"]
+
+
+async def test_revert_counts_characters_not_bytes(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("uni.ipynb", cells=["s = 'café ☕'\nt = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        await ok(agent, "update_cell", path=path, cell_id=cell["id"], old_string="☕", new_string="🍵 thé")
+        await person.wait_for(lambda nb: "thé" in person.sources()[0])
+        person.insert_text(0, 0, "# ünïcode\n")
+        person.insert_text(0, len(person.sources()[0]), "0")  # t = 10
+        await person.flush()
+        await panel.revert((await panel.entry("update_cell"))["id"])
+        await person.wait_for(lambda nb: person.sources() == ["# ünïcode\ns = 'café ☕'\nt = 10"])

@@ -78,13 +78,12 @@ class Approvals:
         self._on_change(approval.id)
         what = f"{approval.tool} ({approval.kind}{' in ' + approval.path if approval.path else ''})"
         deadline = time.monotonic() + self.timeout
+        every = min(PROGRESS_EVERY, max(0.5, self.timeout / 4))  # a short wait still reports progress
         try:
             waited = 0
             while (left := deadline - time.monotonic()) > 0:
                 with contextlib.suppress(TimeoutError):
-                    approved = await asyncio.wait_for(
-                        asyncio.shield(approval.decision), min(left, PROGRESS_EVERY)
-                    )
+                    approved = await asyncio.wait_for(asyncio.shield(approval.decision), min(left, every))
                     if not approved:
                         raise ToolError(
                             f"A person denied {what}; nothing was done. Ask them what they would "

@@ -24,6 +24,7 @@ from .policy import Policy, kind_of
 from .recorder import Recorder
 
 KERNEL_NOTE = "kernel state cannot be undone"
+STOP_GRACE = 2.0  # seconds a stopped call has to answer before the sessions end
 
 
 @dataclass
@@ -42,14 +43,14 @@ class Guard:
         self.journal = journal
         self.policy = policy
         self.approvals = approvals
-        self._calls: dict[asyncio.Task[Any], Caller] = {}
+        self._calls: dict[asyncio.Task[Any], asyncio.Event] = {}  # a call's task -> set once it answered
         self._stopped: set[asyncio.Task[Any]] = set()
 
     async def run(self, spec: Any, call: Any, args: Any) -> Any:
         """Run ``spec`` for this call under the policy, recording what it changes."""
         caller = self.caller(call)
         task = asyncio.ensure_future(self._run(spec, call, args, caller))
-        self._calls[task] = caller
+        answered = self._calls[task] = asyncio.Event()
         try:
             return await task
         except asyncio.CancelledError:
@@ -57,6 +58,7 @@ class Guard:
                 raise ToolError(f"{spec.name} was stopped by the user; the session is ending.") from None
             raise
         finally:
+            answered.set()
             self._calls.pop(task, None)
             self._stopped.discard(task)
 
@@ -72,7 +74,7 @@ class Guard:
             tool=spec.name,
             path=getattr(args, "path", None),
         )
-        recorder = Recorder(self.services, spec.name, kind)
+        recorder = Recorder(self.services, spec.name, kind, args)
         started = time.monotonic()
         try:
             try:
@@ -96,7 +98,11 @@ class Guard:
         finally:
             entry.duration_ms = (time.monotonic() - started) * 1000
             with contextlib.suppress(Exception):  # a journal that fails must not fail the call
-                entry.changes = await asyncio.shield(recorder.after()) if entry.outcome != "denied" else []
+                entry.changes = (
+                    await asyncio.shield(recorder.after(entry.outcome == "ok"))
+                    if entry.outcome != "denied"
+                    else []
+                )
             entry.path = recorder.path or entry.path
             if kind == "run" and entry.outcome == "ok":
                 entry.note = KERNEL_NOTE
@@ -170,15 +176,21 @@ class Guard:
 
     async def stop(self) -> dict[str, int]:
         """Cancel every pending call (approval waits too) and interrupt kernels running agent code."""
-        cancelled = 0
-        for task in list(self._calls):
+        cancelled: list[asyncio.Event] = []
+        for task, answered in list(self._calls.items()):
             if not task.done():
                 self._stopped.add(task)
                 task.cancel()
-                cancelled += 1
+                cancelled.append(answered)
         self.approvals.forget_turns()
         interrupted = await self._interrupt_runs()
-        return {"cancelled": cancelled, "interrupted": interrupted}
+        if cancelled:  # let each call answer "stopped by the user" before its session ends
+            waits = [asyncio.ensure_future(a.wait()) for a in cancelled]
+            await asyncio.wait(waits, timeout=STOP_GRACE)
+            for w in waits:
+                w.cancel()
+            await asyncio.sleep(0.1)  # the SDK writes the answer on the next loop iterations
+        return {"cancelled": len(cancelled), "interrupted": interrupted}
 
     async def _interrupt_runs(self) -> int:
         execution = self.services.execution

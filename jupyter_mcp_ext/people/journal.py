@@ -68,7 +68,12 @@ class Entry:
 
     @property
     def revertible(self) -> bool:
-        return not self.reverted and any(c.undo.get("revertible", True) for c in self.changes)
+        """Whether a revert may work: an entry is reverted whole, so every change must allow it."""
+        return (
+            not self.reverted
+            and bool(self.changes)
+            and all(c.undo.get("revertible", True) for c in self.changes)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

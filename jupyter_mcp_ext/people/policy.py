@@ -66,10 +66,15 @@ class Policy:
         if mode not in MODES:
             raise ValueError(f"Unknown policy '{mode}'; use one of {', '.join(MODES)}.")
         self.mode = mode
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"mode": mode}), encoding="utf-8")
-        os.replace(tmp, self.path)  # a crash mid-write leaves the old policy, never half a file
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"mode": mode}), encoding="utf-8")
+            os.replace(tmp, self.path)  # a crash mid-write leaves the old policy, never half a file
+        except OSError as err:  # enforced all the same; only a restart forgets it
+            log.error(
+                "Could not keep the MCP policy in %s (%s); it holds until the server stops", self.path, err
+            )
         if self._on_change is not None:
             self._on_change(mode)
 

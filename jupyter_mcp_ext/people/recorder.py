@@ -12,6 +12,7 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
+from ..documents import cells as nb
 from ..documents.paths import api_path
 from ..errors import ToolError
 from . import changes
@@ -21,18 +22,19 @@ MAX_KEPT_FILE = 2_000_000  # bytes of a file kept to undo a write or a delete
 
 
 class Recorder:
-    def __init__(self, services: Any, tool: str, kind: str):
+    def __init__(self, services: Any, tool: str, kind: str, args: Any):
         self.services = services
         self.tool = tool
         self.run = kind == "run"
         self._whole = tool in changes.KEEPS_WHOLE_CELLS
-        self._notebooks: dict[str, tuple[Any, list[changes.CellState]]] = {}
+        self._only = changes.targets(tool, args)
+        self._notebooks: dict[str, tuple[Any, changes.Snapshot]] = {}
         self._file: dict[str, Any] | None = None
 
     def opened(self, path: str, doc: Any) -> None:
         """The tool opened a notebook: keep how it is before the tool changes it (the first open)."""
         if path not in self._notebooks:
-            self._notebooks[path] = (doc, changes.snapshot(doc, whole=self._whole))
+            self._notebooks[path] = (doc, changes.snapshot(doc, self._only, whole=self._whole))
 
     @property
     def path(self) -> str | None:
@@ -61,10 +63,14 @@ class Recorder:
             if self._file["deleting"]:
                 self._file["model"] = await self._model(path)
 
-    async def after(self) -> list[Change]:
+    async def after(self, ok: bool) -> list[Change]:
         found: list[Change] = []
         for doc, before in self._notebooks.values():
-            found += changes.diff(before, changes.snapshot(doc), run=self.run)
+            only = None
+            if self._only is not None:  # the cells named, and any the call added
+                had = set(before.order)
+                only = self._only | {cid for cid in nb.ids(doc) if cid not in had}
+            found += changes.diff(before, changes.snapshot(doc, only), run=self.run, ran=self.run and ok)
         if self._file and (not self._notebooks or self._file["path"] not in self._notebooks):
             found += await self._file_changes()
         return found

@@ -122,6 +122,8 @@ def _plan(doc: Any, change: Change) -> Step:
     planners = {"insert": _plan_insert, "update": _plan_update, "delete": _plan_delete, "move": _plan_move}
     planner = planners.get(change.kind, _plan_outputs)
     try:
+        if not change.undo.get("revertible", True):
+            raise Conflict(change.undo.get("why", "this change cannot be reverted"))
         return planner(doc, change)
     except Conflict as err:
         raise Conflict(str(err), change.cell_id) from None
@@ -237,8 +239,6 @@ def _plan_outputs(doc: Any, change: Change) -> Step:
     i = _index(doc, change.cell_id)
     if i is None:
         return lambda: None  # the cell is gone, and its outputs with it
-    if not change.undo.get("run"):
-        raise Conflict("cleared outputs cannot be brought back; run the cell again")
     cell_id = change.cell_id
 
     def step() -> None:

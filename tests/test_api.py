@@ -1,0 +1,123 @@
+"""The panel's API under /api/mcp/: Jupyter's auth and authorizer guard every route, and changes
+reach the panel on Jupyter's event bus (/api/events/subscribe), never by polling."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from httpx_ws import aconnect_ws
+from jupyter_server.auth import Authorizer
+from traitlets.config import Config
+
+from .mcp_client import connect, ok
+from .panel import PanelAPI
+
+SCHEMA_ID = "https://jupyter-mcp-ext.readthedocs.io/events/activity"
+READS = ["info", "token", "sessions", "journal", "policy", "approvals"]
+WRITES = [
+    ("policy", {"mode": "ask"}),
+    ("revert", {"entry": 1}),
+    ("approvals/ap-1", {"decision": "deny"}),
+    ("stop", {}),
+]
+
+
+@pytest.fixture
+async def panel(server_url, jp_auth_header):
+    async with PanelAPI(server_url, jp_auth_header) as api:
+        yield api
+
+
+async def test_every_route_answers_with_jupyter_auth(panel, server_url, jp_auth_header):
+    for route in READS:
+        await panel.get(route)
+    info = await panel.get("info")
+    assert info["url"] == f"{server_url}mcp" and info["token_required"] is True
+    assert set(info["snippets"]) == {"claude", "codex", "cursor", "vscode", "json"}
+    assert all("<TOKEN>" in s and info["url"] in s for s in info["snippets"].values())
+    assert (await panel.get("token"))["token"] == jp_auth_header["Authorization"].split()[-1]
+    assert await panel.get("sessions") == {"sessions": []}
+    assert await panel.post("stop") == {"cancelled": 0, "interrupted": 0, "sessions_ended": 0}
+
+
+async def test_every_route_refuses_a_request_without_credentials(server_url):
+    async with httpx.AsyncClient(follow_redirects=False) as http:
+        for route in READS:
+            response = await http.get(f"{server_url}api/mcp/{route}")
+            assert response.status_code == 403, route
+        for route, body in WRITES:
+            response = await http.post(f"{server_url}api/mcp/{route}", json=body)
+            assert response.status_code == 403, route
+
+
+async def test_a_cookie_post_without_xsrf_is_refused(server_url, jp_auth_header):
+    token = jp_auth_header["Authorization"].split()[-1]
+    async with httpx.AsyncClient() as http:
+        assert (await http.get(f"{server_url}api/status", params={"token": token})).status_code == 200
+        assert (await http.get(f"{server_url}api/mcp/policy")).status_code == 200  # the cookie reads
+        response = await http.post(f"{server_url}api/mcp/policy", json={"mode": "off"})
+        assert response.status_code == 403
+        assert (await http.get(f"{server_url}api/mcp/policy")).json() == {"mode": "full"}
+
+
+async def test_bad_requests_say_what_is_wrong(panel):
+    response = await panel.http.post(panel.base + "revert", json={})
+    assert response.status_code == 400 and "entry" in response.text
+    response = await panel.http.post(panel.base + "revert", json={"entry": 999})
+    assert response.status_code == 404
+    response = await panel.http.post(panel.base + "approvals/ap-999", json={"decision": "maybe"})
+    assert response.status_code == 400
+    response = await panel.http.post(panel.base + "policy", content=b"not json")
+    assert response.status_code == 400
+
+
+class ReviewerAuthorizer(Authorizer):
+    """A person who may read and write files but not run code: may review, not stop nor see the token."""
+
+    def is_authorized(self, handler, user, action, resource) -> bool:
+        return resource != "kernels"
+
+
+class TestReviewer:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Config) -> Config:
+        jp_server_config.ServerApp.authorizer_class = ReviewerAuthorizer
+        return jp_server_config
+
+    async def test_the_authorizer_decides_per_route(self, panel):
+        await panel.get("journal")
+        await panel.post("policy", {"mode": "ask"})
+        assert (await panel.http.get(panel.base + "token")).status_code == 403
+        assert (await panel.http.post(panel.base + "stop", json={})).status_code == 403
+
+
+async def test_the_panel_hears_of_journal_and_policy_changes_on_the_event_bus(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("ev.ipynb", cells=["x = 1"])
+    events: list[dict] = []
+    ws_url = server_url.replace("http://", "ws://") + "api/events/subscribe"
+    async with httpx.AsyncClient(headers=jp_auth_header) as http, aconnect_ws(ws_url, http) as ws:
+
+        async def next_event(kind: str) -> dict:
+            async with asyncio.timeout(20):
+                while True:
+                    event = json.loads(await ws.receive_text())
+                    if event["schema_id"] == SCHEMA_ID:
+                        events.append(event)
+                        if event["kind"] == kind:
+                            return event
+
+        async with connect(server_url, jp_auth_header) as agent:
+            (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+            await ok(agent, "update_cell", path=path, cell_id=cell["id"], source="x = 2")
+        entry = (await panel.journal())[0]
+        assert (await next_event("journal"))["id"] == str(entry["id"])
+        await panel.revert(entry["id"])
+        assert (await next_event("journal"))["id"] == str(entry["id"])  # it is now reverted
+        await panel.post("policy", {"mode": "read-only"})
+        assert (await next_event("policy"))["id"] == "read-only"
+    assert all(set(e) == {"schema_id", "kind", "id"} for e in events), events
