@@ -258,6 +258,7 @@ async def test_stop_ends_the_agents_session_and_its_run(
         await stopped(run)
         await expect(panel.locator(".jp-mcp-Message")).to_contain_text("1 session(s) ended")
         await expect(tab.prompt(0)).not_to_have_text("[*]:")  # the kernel was interrupted
+        await expect(entry(panel, "execute_cells")).to_have_attribute("data-outcome", "error")
         await screenshot(tab, tmp_path, "stopped")
         # The session is over: the agent's next call does not reach a tool.
         with pytest.raises(Exception):  # noqa: B017  (the SDK's error for an ended session varies)
