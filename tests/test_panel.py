@@ -275,6 +275,9 @@ async def test_stop_is_a_palette_command(server_url, jp_auth_header, token, make
         await tab.page.locator(".lm-CommandPalette-input").fill("Stop all MCP agents")
         await tab.page.locator(".lm-CommandPalette-item", has_text="Stop All MCP Agents").click()
         await stopped(run)
+        panel = await open_panel(tab)
+        await expect(entry(panel, "execute_cells")).to_have_attribute("data-outcome", "error")
+        await screenshot(tab, tmp_path, "palette-stop")
 
 
 async def test_a_cell_an_agent_works_in_shows_its_name_and_colour(
