@@ -94,7 +94,7 @@ class TestReviewer:
         assert (await panel.http.post(panel.base + "stop", json={})).status_code == 403
 
 
-async def test_the_panel_hears_of_journal_and_policy_changes_on_the_event_bus(
+async def test_the_panel_hears_of_journal_policy_and_approval_changes_on_the_event_bus(
     server_url, jp_auth_header, make_notebook, panel
 ):
     path = make_notebook("ev.ipynb", cells=["x = 1"])
@@ -118,6 +118,13 @@ async def test_the_panel_hears_of_journal_and_policy_changes_on_the_event_bus(
         assert (await next_event("journal"))["id"] == str(entry["id"])
         await panel.revert(entry["id"])
         assert (await next_event("journal"))["id"] == str(entry["id"])  # it is now reverted
-        await panel.post("policy", {"mode": "read-only"})
-        assert (await next_event("policy"))["id"] == "read-only"
+        await panel.post("policy", {"mode": "ask"})
+        assert (await next_event("policy"))["id"] == "ask"
+        async with connect(server_url, jp_auth_header) as agent:
+            call = asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": "1"}))
+            approval_id = (await next_event("approval"))["id"]
+            assert [a["id"] for a in (await panel.get("approvals"))["approvals"]] == [approval_id]
+            await panel.post(f"approvals/{approval_id}", {"decision": "deny"})
+            assert (await next_event("approval"))["id"] == approval_id  # no longer waiting
+            assert (await call).is_error
     assert all(set(e) == {"schema_id", "kind", "id"} for e in events), events
