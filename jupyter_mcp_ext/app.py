@@ -13,6 +13,7 @@ from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
+from .people.agents import AgentDirectory
 from .protocol.handler import MCPHandler
 from .protocol.server import build_server
 from .protocol.transport import MCPTransport
@@ -92,6 +93,21 @@ class MCPExtensionApp(ExtensionApp):
         help="JSON file keeping the agent policy across restarts; empty: jupyter_mcp_ext/policy.json in "
         "Jupyter's data folder.",
     )
+    agent_name_suffix = Unicode(
+        None,
+        config=True,
+        allow_none=True,
+        help="Appended to an agent's client name to make the name people see it by, e.g. ' (agent)' "
+        "gives 'Claude Code (agent)'; '{user}' in it is the name of the person it acts for. None: "
+        "' (agent)', or \" ({user}'s agent)\" under JupyterHub.",
+    )
+    agent_idle_timeout = Float(
+        600.0,
+        config=True,
+        allow_none=True,
+        help="Seconds without a tool call after which an agent leaves the notebooks it is present in "
+        "(it comes back with its next call); None keeps it until its MCP session ends.",
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
@@ -127,6 +143,7 @@ class MCPExtensionApp(ExtensionApp):
                 max_download_bytes=self.max_download_bytes,
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
+            agents=AgentDirectory(suffix=self.agent_name_suffix, idle_timeout=self.agent_idle_timeout),
         )
         self.transport = MCPTransport(
             build_server(self.services, ALL),

@@ -10,6 +10,7 @@ from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
+from .people.agents import AgentDirectory
 
 
 @dataclass
@@ -25,8 +26,10 @@ class Services:
     text_documents: TextDocumentService = field(kw_only=True)
     settings: dict[str, Any] = field(kw_only=True, default_factory=dict)  # the app's effective settings
     guard: Any = field(kw_only=True, default=None)  # people.guard.Guard: policy, approvals, journal
+    agents: AgentDirectory = field(kw_only=True, default_factory=AgentDirectory)  # who calls, where
 
     async def stop(self) -> None:
+        await self.agents.stop()
         await self.execution.stop()
         await self.kernels.stop()
         await self.documents.stop()

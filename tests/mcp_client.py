@@ -18,13 +18,14 @@ MODES = (HANDSHAKE, STATELESS)
 
 @asynccontextmanager
 async def connect(
-    server_url: str, headers: Mapping[str, str], mode: str = HANDSHAKE
+    server_url: str, headers: Mapping[str, str], mode: str = HANDSHAKE, **options: Any
 ) -> AsyncIterator[Client]:
+    """``options`` go to the SDK's ``Client`` (e.g. ``client_info=Implementation(...)``)."""
     http = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(30, read=60))
     # "auto" probes server/discover first, as a client in the field does; it must land on the 2026 form.
     client_mode = "auto" if mode == STATELESS else mode
     transport = streamable_http_client(f"{server_url}mcp", http_client=http)
-    async with http, Client(transport, mode=client_mode) as client:
+    async with http, Client(transport, mode=client_mode, **options) as client:
         if mode == STATELESS:
             assert client.protocol_version == STATELESS
         yield client

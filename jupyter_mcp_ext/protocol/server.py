@@ -56,6 +56,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
                 code=types.INVALID_PARAMS, message=f"Unknown tool '{params.name}'; tools/list names them."
             )
         handler = handler_of(ctx)
+        agent = services.agents.agent_for(ctx, handler) if handler is not None else None
         try:
             args = spec.args.model_validate(params.arguments or {})
             call = ToolContext(services, handler, ctx)
@@ -63,7 +64,11 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
                 raise ToolError("This call carries no Jupyter identity and was refused.")
             for resource, action in spec.permissions:
                 await call.require(resource, action, spec.name)
-            result = await (services.guard.run(spec, call, args) if services.guard else spec.run(call, args))
+            async with services.agents.at_work(agent, spec.action, args) as done:
+                result = await (
+                    services.guard.run(spec, call, args) if services.guard else spec.run(call, args)
+                )
+                done(result.data)
         except ValidationError as err:
             return _error(f"Invalid arguments for {spec.name}: {_explain(err)}")
         except ToolError as err:
