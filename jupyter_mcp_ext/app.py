@@ -14,6 +14,7 @@ from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
 from .people.agents import AgentDirectory
+from .people.presence import Presence
 from .protocol.handler import MCPHandler
 from .protocol.server import build_server
 from .protocol.transport import MCPTransport
@@ -118,6 +119,7 @@ class MCPExtensionApp(ExtensionApp):
         kernels = KernelService(
             serverapp, idle_timeout=self.kernel_idle_timeout, keep_chars=self.max_document_output_bytes
         )
+        agents = AgentDirectory(suffix=self.agent_name_suffix, idle_timeout=self.agent_idle_timeout)
         self.services = Services(
             documents=documents,
             contents=serverapp.contents_manager,
@@ -143,7 +145,8 @@ class MCPExtensionApp(ExtensionApp):
                 max_download_bytes=self.max_download_bytes,
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
-            agents=AgentDirectory(suffix=self.agent_name_suffix, idle_timeout=self.agent_idle_timeout),
+            agents=agents,
+            presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
         self.transport = MCPTransport(
             build_server(self.services, ALL),

@@ -11,6 +11,7 @@ from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
 from .people.agents import AgentDirectory
+from .people.presence import Presence
 
 
 @dataclass
@@ -27,9 +28,12 @@ class Services:
     settings: dict[str, Any] = field(kw_only=True, default_factory=dict)  # the app's effective settings
     guard: Any = field(kw_only=True, default=None)  # people.guard.Guard: policy, approvals, journal
     agents: AgentDirectory = field(kw_only=True, default_factory=AgentDirectory)  # who calls, where
+    presence: Presence | None = field(kw_only=True, default=None)  # agents as collaborators in rooms
 
     async def stop(self) -> None:
         await self.agents.stop()
+        if self.presence is not None:
+            await self.presence.stop()
         await self.execution.stop()
         await self.kernels.stop()
         await self.documents.stop()

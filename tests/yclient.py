@@ -185,7 +185,8 @@ class YPeer:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    async def __aenter__(self) -> YPeer:
+    async def _open_session(self) -> None:
+        """Ask for the document's session, as JupyterLab does before it opens the room."""
         async with httpx.AsyncClient(headers=self.headers, timeout=self.timeout) as client:
             resp = await client.put(
                 f"{self.server_url}api/collaboration/session/{quote(self.path)}",
@@ -195,6 +196,9 @@ class YPeer:
         session = resp.json()
         self.file_id, self.session_id = session["fileId"], session["sessionId"]
         self.room_id = f"{self.file_format}:{self.file_type}:{self.file_id}"
+
+    async def __aenter__(self) -> YPeer:
+        await self._open_session()
         ready = asyncio.get_running_loop().create_future()
         self._runner = asyncio.create_task(self._run(ready), name=f"{type(self).__name__} {self.path}")
         try:
@@ -390,3 +394,14 @@ class YPeer:
             state = self.awareness.get_local_state()
             if state is not None:
                 self.awareness.set_local_state(state)
+
+
+class GlobalAwarenessPeer(YPeer):
+    """A tab's link to JupyterLab's global awareness room, where the collaborators panel reads who is
+    connected (``user``) and where (``current``, ``documents``). It has no document and no session."""
+
+    def __init__(self, server_url: str, headers: Mapping[str, str], **kwargs: Any) -> None:
+        super().__init__(server_url, headers, "", **kwargs)
+
+    async def _open_session(self) -> None:
+        self.room_id, self.session_id = "JupyterLab:globalAwareness", ""

@@ -1,0 +1,284 @@
+"""Agents as collaborators: each one present in the room of the file it works on, and in JupyterLab's
+global awareness room (the collaborators panel), as an awareness client of its own.
+
+A room's own awareness state is one identity shared by everything server-side, and forces autosave
+on; so each agent gets its own random awareness client id, and its states are sent straight to the
+room's connected clients (``YRoom.clients``), never applied to the room's awareness: the server's
+autosave decision stays the people's, and the agent's ``autosave`` field echoes their vote for any
+client that reads it. Browsers drop a remote state not renewed within 30 s and the server does not
+replay states to a tab that joins later, so states are renewed every ``renew_interval`` seconds and
+sent again to each client that joins. An agent that leaves sends an empty state.
+
+The other way round, ``people`` reads the people's states in a notebook room: who is there and the
+cell their caret is in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from pycrdt import Awareness, Doc, create_awareness_message
+
+from ..documents.paths import api_path
+from ..errors import ToolError
+from .agents import Agent, AgentDirectory, Change
+from .cursors import caret_at_end, cell_of, cell_source
+
+log = logging.getLogger(__name__)
+
+GLOBAL_ROOM = "JupyterLab:globalAwareness"
+
+
+@dataclass
+class _Slot:
+    """One agent's awareness clients: the same random id in its file's room and the global room."""
+
+    client_id: int = field(default_factory=lambda: secrets.randbits(31) + 1)
+    room_id: str | None = None
+    path: str | None = None  # the agent's path, as it gave it
+    api: str | None = None  # that path, normalised
+    room: Awareness = field(init=False)
+    globe: Awareness = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.room = Awareness(Doc(client_id=self.client_id))
+        self.globe = Awareness(Doc(client_id=self.client_id))
+
+
+class Presence:
+    def __init__(
+        self, settings: dict[str, Any], contents: Any, agents: AgentDirectory, *, renew_interval: float = 10.0
+    ):
+        self._settings = settings
+        self._contents = contents
+        self._agents = agents
+        self.renew_interval = renew_interval
+        self._slots: dict[str, _Slot] = {}  # agent id -> its awareness clients
+        self._dirty: set[str] = set()
+        self._wake = asyncio.Event()
+        self._seen: weakref.WeakKeyDictionary[Any, weakref.WeakSet[Any]] = weakref.WeakKeyDictionary()
+        self._task: asyncio.Task[None] | None = None
+        agents.on_change(self._on_agent)
+
+    # -- the agent's side --------------------------------------------------------------------
+
+    def _on_agent(self, agent: Agent, what: Change) -> None:
+        if self._server is None:
+            return  # collaboration is off: no rooms to be present in
+        self._dirty.add(agent.id)
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="jupyter-mcp-ext presence")
+
+    async def _run(self) -> None:
+        """Apply agent changes as they come, renew every state, greet clients that joined."""
+        renewed = time.monotonic()
+        while self._slots or self._dirty:
+            # Woken by agents and by clients' awareness; at least every second, to greet the first
+            # client of a room that did not exist (nothing announces a new room).
+            wait = min(1.0, max(0.0, renewed + self.renew_interval - time.monotonic()))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+            self._wake.clear()
+            # Renewed on time even when people's cursor moves wake this loop all the time.
+            renew = time.monotonic() - renewed >= self.renew_interval
+            if renew:
+                renewed = time.monotonic()
+            try:
+                dirty, self._dirty = self._dirty, set()
+                for agent_id in dirty | (set(self._slots) if renew else set()):
+                    await self._sync(agent_id)
+                self._greet_newcomers()
+            except Exception:
+                log.exception("Updating agent presence failed")
+
+    async def _sync(self, agent_id: str) -> None:
+        """Send the agent's current state to its room and the global room (or leave them)."""
+        agent = self._agents.get(agent_id)
+        slot = self._slots.get(agent_id)
+        path = agent.path if agent is not None else None
+        api = None
+        if path:
+            api = slot.api if slot is not None and slot.path == path else await self._api(path)
+        if agent is None or api is None:
+            if slot is not None:
+                self._leave(slot)
+                del self._slots[agent_id]
+            return
+        if slot is None:
+            slot = self._slots[agent_id] = _Slot()
+        room_id = self._room_id(api)
+        if slot.room_id is not None and slot.room_id != room_id:
+            self._send(slot.room_id, slot.room, None)
+        slot.room_id, slot.path, slot.api = room_id, path, api
+        if room_id is not None:
+            self._send(room_id, slot.room, self._room_state(agent, room_id))
+        self._send(GLOBAL_ROOM, slot.globe, self._global_state(agent, api))
+
+    def _leave(self, slot: _Slot) -> None:
+        if slot.room_id is not None:
+            self._send(slot.room_id, slot.room, None)
+        self._send(GLOBAL_ROOM, slot.globe, None)
+
+    def _room_state(self, agent: Agent, room_id: str) -> dict[str, Any]:
+        room = self._room(room_id)
+        state: dict[str, Any] = {
+            "user": _user(agent),
+            "mcp": {"agent": agent.id, "cell_id": agent.cell_id, "state": agent.state},
+            "autosave": self._people_vote_autosave(room),
+        }
+        if room is not None and agent.cell_id and room_id.startswith("json:notebook:"):
+            source = cell_source(room.ydoc, agent.cell_id)
+            if source is not None:
+                state["cursors"] = caret_at_end(source)
+        return state
+
+    def _global_state(self, agent: Agent, api: str) -> dict[str, Any]:
+        kind = "notebook" if api.endswith(".ipynb") else "editor"
+        return {"user": _user(agent), "current": f"{kind}:{api}", "documents": [api]}
+
+    def _send(self, room_id: str, awareness: Awareness, state: dict[str, Any] | None) -> None:
+        """Set the agent's state (a new clock, so every client takes it) and send it to the room."""
+        awareness.set_local_state(state)
+        room = self._room(room_id)
+        if room is not None:
+            self._broadcast(room, awareness, list(room.clients))
+
+    def _broadcast(self, room: Any, awareness: Awareness, channels: list[Any]) -> None:
+        message = create_awareness_message(awareness.encode_awareness_update([awareness.client_id]))
+        for channel in channels:
+            task = asyncio.create_task(_send_quietly(channel, message))
+            _pending.add(task)
+            task.add_done_callback(_pending.discard)
+
+    def _greet_newcomers(self) -> None:
+        """Send every agent's state to the clients that joined a room since it was last sent."""
+        wanted: dict[str, list[tuple[Awareness, _Slot]]] = {}
+        for slot in self._slots.values():
+            wanted.setdefault(GLOBAL_ROOM, []).append((slot.globe, slot))
+            if slot.room_id is not None:
+                wanted.setdefault(slot.room_id, []).append((slot.room, slot))
+        for room_id, awarenesses in wanted.items():
+            room = self._room(room_id)
+            if room is None:
+                continue
+            seen = self._watch(room)
+            new = [channel for channel in list(room.clients) if channel not in seen]
+            if new:
+                for awareness, _ in awarenesses:
+                    if awareness.get_local_state() is not None:
+                        self._broadcast(room, awareness, new)
+                seen.update(new)
+
+    def _watch(self, room: Any) -> weakref.WeakSet[Any]:
+        """The clients of ``room`` that have the agents' states; a room's awareness changes when a
+        client joins (it sends its own state first), which wakes the greeting."""
+        seen = self._seen.get(room)
+        if seen is None:
+            seen = self._seen[room] = weakref.WeakSet()
+            room.awareness.observe(lambda topic, changes: self._on_room_awareness(topic))
+        return seen
+
+    def _on_room_awareness(self, topic: str) -> None:
+        if topic == "change" and self._slots:
+            self._wake.set()
+
+    def _people_vote_autosave(self, room: Any) -> bool:
+        """The people's autosave vote (any of them, a missing vote counting as yes), as the server
+        decides it: an agent never turns autosave on for a person who turned it off."""
+        if room is None:
+            return True
+        votes = [s.get("autosave", True) for s in room.awareness.states.values() if s and not _is_agent(s)]
+        return any(votes) if votes else True
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        for slot in self._slots.values():
+            self._leave(slot)
+        self._slots.clear()
+
+    # -- the people's side -------------------------------------------------------------------
+
+    def people(self, api: str) -> list[dict[str, Any]]:
+        """Who else is in the notebook (its room's awareness, agents left out) and the cell each
+        one's caret is in; empty when nobody has it open."""
+        room_id = self._room_id(api)
+        room = self._room(room_id) if room_id is not None else None
+        if room is None or not room.clients:
+            return []
+        found: dict[str, dict[str, Any]] = {}
+        for client_id, state in room.awareness.states.items():
+            user = state.get("user") if isinstance(state, dict) else None
+            if client_id == room.awareness.client_id or not isinstance(user, dict) or _is_agent(state):
+                continue
+            name = str(user.get("display_name") or user.get("name") or user.get("username") or "someone")
+            person = {"name": name}
+            cursors = state.get("cursors")
+            if room_id and room_id.startswith("json:notebook:") and isinstance(cursors, list) and cursors:
+                head = cursors[0].get("head") if isinstance(cursors[0], dict) else None
+                cell = cell_of(head, room.ydoc)
+                if cell is not None:
+                    person["cell_id"] = cell
+            key = str(user.get("username") or name)  # one person with two tabs is one person
+            if key not in found or "cell_id" in person:
+                found[key] = person
+        return list(found.values())
+
+    # -- rooms -------------------------------------------------------------------------------
+
+    @property
+    def _server(self) -> Any:
+        ext = self._settings.get("jupyter_server_ydoc")
+        return getattr(ext, "ywebsocket_server", None)
+
+    def _room(self, room_id: str) -> Any:
+        server = self._server
+        return server.rooms.get(room_id) if server is not None else None
+
+    def _room_id(self, api: str) -> str | None:
+        """The room of a file (its id is looked up, never made: a file nobody opened has no room)."""
+        file_id = self._settings["file_id_manager"].get_id(api)
+        if not file_id:
+            return None
+        return f"json:notebook:{file_id}" if api.endswith(".ipynb") else f"text:file:{file_id}"
+
+    async def _api(self, path: str) -> str | None:
+        try:
+            return await api_path(path, self._contents)
+        except ToolError:
+            return None
+
+
+_pending: set[asyncio.Task[None]] = set()
+
+
+async def _send_quietly(channel: Any, message: bytes) -> None:
+    """A client that just left cannot be sent to; that is no error."""
+    try:
+        await channel.send(message)
+    except Exception as err:
+        log.debug("awareness not sent to %s: %r", getattr(channel, "path", "?"), err)
+
+
+def _user(agent: Agent) -> dict[str, Any]:
+    return {
+        "username": agent.username,
+        "name": agent.display_name,
+        "display_name": agent.display_name,
+        "initials": agent.initials,
+        "color": agent.color,
+        "bot": True,
+    }
+
+
+def _is_agent(state: dict[str, Any]) -> bool:
+    user = state.get("user")
+    return bool(isinstance(user, dict) and user.get("bot")) or "mcp" in state

@@ -1,0 +1,161 @@
+"""A person with the notebook open sees each agent as a collaborator of its own: named after its
+client, with its own colour and a caret in the cell it works on, listed in the global awareness room
+as JupyterLab's collaborators panel reads it; and an agent leaves when its session ends."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp_types import Implementation
+from pycrdt import StickyIndex
+
+from .mcp_client import connect, ok
+from .yclient import GlobalAwarenessPeer, YPeer
+
+CLAUDE = Implementation(name="claude-code", version="2.1.0", title="Claude Code")
+CODEX = Implementation(name="codex", version="0.9")
+
+
+def agents_seen(peer: YPeer) -> dict[int, dict[str, Any]]:
+    """The agents' awareness states a tab has, by awareness client id."""
+    return {
+        cid: state
+        for cid, state in peer.remote_states().items()
+        if state and state.get("user", {}).get("bot")
+    }
+
+
+async def agent_state(peer: YPeer, check=lambda state: True, timeout: float = 10.0) -> dict[str, Any]:
+    """The one agent state in the tab, once ``check`` holds for it."""
+
+    def found(_nb: Any) -> dict[str, Any] | None:
+        states = [s for s in agents_seen(peer).values() if check(s)]
+        return states[0] if len(states) == 1 else None
+
+    return await peer.wait_for(found, timeout=timeout)
+
+
+def caret_offset(peer: YPeer, state: dict[str, Any], cell_id: str) -> int:
+    """Where the state's caret is in the tab's copy of the cell (UTF-16 units, like the browser)."""
+    (cursor,) = state["cursors"]
+    head = cursor["head"]
+    assert set(head) == {"type", "tname", "item", "assoc"}  # the browser needs every key
+    assert cursor["anchor"] == head and cursor["empty"] and cursor["primary"]
+    (ycell,) = [c for c in peer.notebook.ycells if c["id"] == cell_id]
+    with peer.ydoc.transaction() as txn:
+        return StickyIndex.from_json(head, ycell["source"]).get_index(txn)
+
+
+def presence(jp_serverapp: Any) -> Any:
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+    return app.services.presence
+
+
+async def test_the_agent_is_a_collaborator_with_its_caret_in_the_cell_it_edits(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("work/a.ipynb", cells=["x = 1", "", "y = 2"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+    ):
+        ids = [c["id"] for c in person.notebook.ycells]
+        await ok(agent, "update_cell", path=path, cell_id=ids[2], source="y = 'é😀'")
+        state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == ids[2])
+        user = state["user"]
+        assert user["name"] == user["display_name"] == "Claude Code (agent)" and user["initials"] == "CC"
+        assert user["username"].startswith("mcp-agent-") and user["username"] != person.user["username"]
+        assert user["color"].startswith("#") and user["bot"] is True
+        assert state["mcp"]["state"] == "idle" and state["autosave"] is True
+        # After the last character, counted in UTF-16 as the browser does: é is 1, 😀 is 2.
+        assert caret_offset(person, state, ids[2]) == len("y = 'é") + 2 + 1
+
+        # An empty cell has no character to stick to: the caret sticks to the cell's text.
+        await ok(agent, "update_cell", path=path, cell_id=ids[1], metadata={"tags": ["t"]})
+        state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == ids[1])
+        assert state["cursors"][0]["head"]["type"] is not None and caret_offset(person, state, ids[1]) == 0
+
+        made = await ok(agent, "insert_cells", path=path, cells=[{"source": "z = 3"}], index=0)
+        state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == made["cell_ids"][0])
+        assert caret_offset(person, state, made["cell_ids"][0]) == 5
+
+        # The collaborators panel's room: who, and the notebook it is in.
+        listed = await agent_state(lobby)
+        assert listed["user"] == user and listed["current"] == f"notebook:{path}"
+        assert listed["documents"] == [path]
+    # Its session ended: it left both rooms.
+    await person.wait_for(lambda _nb: not agents_seen(person))
+    await lobby.wait_for(lambda _nb: not agents_seen(lobby))
+
+
+async def test_two_agents_are_two_collaborators_and_a_late_tab_sees_them(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("b.ipynb", cells=["x = 1", "y = 2"])
+    async with YPeer(server_url, jp_auth_header, path) as first:
+        ids = [c["id"] for c in first.notebook.ycells]
+        async with (
+            connect(server_url, jp_auth_header, client_info=CLAUDE) as claude,
+            connect(server_url, jp_auth_header, client_info=CODEX) as codex,
+        ):
+            await ok(claude, "update_cell", path=path, cell_id=ids[0], source="x = 10")
+            await ok(codex, "update_cell", path=path, cell_id=ids[1], source="y = 20")
+            await first.wait_for(lambda _nb: len(agents_seen(first)) == 2)
+            # A tab and the lobby opened after the agents arrived still see both.
+            async with (
+                YPeer(server_url, jp_auth_header, path) as late,
+                GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
+            ):
+                for peer in (late, lobby):
+                    # At once, not at the next renewal (every 10 s).
+                    await peer.wait_for(lambda _nb, p=peer: len(agents_seen(p)) == 2, timeout=5)
+                seen = {s["user"]["name"]: s for s in agents_seen(late).values()}
+                assert set(seen) == {"Claude Code (agent)", "codex (agent)"}
+                assert seen["Claude Code (agent)"]["mcp"]["cell_id"] == ids[0]
+                assert seen["codex (agent)"]["mcp"]["cell_id"] == ids[1]
+                assert len({s["user"]["username"] for s in seen.values()}) == 2
+                assert len(agents_seen(late)) == 2  # two awareness clients, one per agent
+        await first.wait_for(lambda _nb: not agents_seen(first))
+
+
+async def test_presence_is_renewed_and_follows_the_people_on_autosave(
+    server_url, jp_auth_header, make_notebook, jp_serverapp, jp_root_dir: Path
+):
+    path = make_notebook("c.ipynb", cells=["x = 1"])
+    presence(jp_serverapp).renew_interval = 0.5
+    async with YPeer(server_url, jp_auth_header, path) as person:
+        person.set_awareness(autosave=False)  # this person turned autosave off
+        await person.flush()
+        cell_id = person.notebook.ycells[0]["id"]
+        async with connect(server_url, jp_auth_header, client_info=CLAUDE) as agent:
+            await ok(agent, "update_cell", path=path, cell_id=cell_id, source="x = 'unsaved'")
+            state = await agent_state(person)
+            assert state["autosave"] is False
+            (cid,) = agents_seen(person)
+            clock = person.awareness.meta[cid]["clock"]
+            # Renewed well within the browser's 30 s timeout, so a tab never drops it.
+            await person.wait_for(lambda _nb: person.awareness.meta[cid]["clock"] >= clock + 2, timeout=10)
+            await anyio.sleep(2)  # save delay is 0.5 s: the agent's presence did not force a save
+            saved = json.loads((jp_root_dir / path).read_text())
+            assert "".join(saved["cells"][0]["source"]) == "x = 1"
+
+
+async def test_an_agent_moving_to_another_notebook_leaves_the_first(
+    server_url, jp_auth_header, make_notebook
+):
+    one = make_notebook("one.ipynb", cells=["a = 1"])
+    two = make_notebook("two.ipynb", cells=["b = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, one) as person,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+    ):
+        await ok(agent, "get_notebook", path=one)
+        await agent_state(person)
+        await ok(agent, "get_notebook", path=two)
+        await person.wait_for(lambda _nb: not agents_seen(person))
+        await asyncio.sleep(0)
