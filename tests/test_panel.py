@@ -360,7 +360,9 @@ async def test_the_agent_shows_in_sessions_the_status_bar_and_beside_its_cell(
         await session.get_by_role("button", name="Revert everything since").click()
         await expect(tab.cells).to_have_count(2)
         await expect(tab.lines(0)).to_have_text(["a = 1"])
-        await expect(panel.locator(".jp-mcp-Entry .jp-mcp-RevertedMark")).to_have_count(2)
+        # All three of the session's calls (the run's outputs too) are marked reverted.
+        await expect(panel.locator(".jp-mcp-Message")).to_have_text("Reverted 3 change(s).")
+        await expect(panel.locator(".jp-mcp-Entry .jp-mcp-RevertedMark")).to_have_count(3)
 
         # A click on the status item opens the panel from anywhere.
         await tab.page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{PANEL[1:]}"]').click()
