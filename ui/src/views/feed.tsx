@@ -13,7 +13,7 @@ export function FeedView(props: { model: McpModel; open: Opener }): JSX.Element 
   return (
     <Section title="Activity" className="jp-mcp-Feed">
       {model.entries.length === 0 ? (
-        <p className="jp-mcp-Empty">No agent has called a tool yet.</p>
+        <p className="jp-mcp-Empty">No change or error yet (reads are not listed).</p>
       ) : (
         <ol className="jp-mcp-EntryList">
           {model.entries.map(entry => (
