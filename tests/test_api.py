@@ -128,3 +128,21 @@ async def test_the_panel_hears_of_journal_policy_and_approval_changes_on_the_eve
             assert (await next_event("approval"))["id"] == approval_id  # no longer waiting
             assert (await call).is_error
     assert all(set(e) == {"schema_id", "kind", "id"} for e in events), events
+
+
+async def test_sessions_list_each_agent_and_the_journal_names_it(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("who.ipynb", cells=["x = 1"])
+    async with connect(server_url, jp_auth_header) as first, connect(server_url, jp_auth_header) as second:
+        await ok(first, "insert_cells", path=path, cells=[{"source": "a"}])
+        await ok(second, "insert_cells", path=path, cells=[{"source": "b"}])
+        sessions = (await panel.get("sessions"))["sessions"]
+        assert len(sessions) == 2 and all(s["path"] == path for s in sessions)
+        entries = await panel.journal()
+        assert {e["agent"] for e in entries} == {s["id"] for s in sessions}
+        mine = await panel.journal(agent=entries[0]["agent"])
+        assert [e["changes"][0]["after"] for e in mine] == ["b"]
+        (agent,) = [s for s in sessions if s["id"] == entries[0]["agent"]]
+        assert entries[0]["client"] == (agent["client"].get("title") or agent["client"]["name"])
+        assert entries[0]["client"] and entries[0]["user"] == agent["user"]

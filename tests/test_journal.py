@@ -350,3 +350,41 @@ async def test_revert_counts_characters_not_bytes(server_url, jp_auth_header, ma
         await person.flush()
         await panel.revert((await panel.entry("update_cell"))["id"])
         await person.wait_for(lambda nb: person.sources() == ["# ünïcode\ns = 'café ☕'\nt = 10"])
+
+
+async def test_a_person_typing_in_an_inserted_cell_makes_its_revert_a_conflict(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("ic.ipynb", cells=["a = 1"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        await ok(agent, "insert_cells", path=path, cells=[{"source": "draft()"}])
+        await person.wait_for(lambda nb: len(person.sources()) == 2)
+        person.insert_text(1, 0, "keep_")  # the person builds on the agent's cell
+        await person.flush()
+        entry = await panel.entry("insert_cells")
+        result = await panel.revert(entry["id"], status=409)
+        assert "edited since" in result["conflicts"][0]["reason"]
+        await asyncio.sleep(0.2)
+        assert person.sources() == ["a = 1", "keep_draft()"]
+
+
+class TestBoundedJournal:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config):
+        jp_server_config.MCPExtensionApp.journal_size = 3
+        return jp_server_config
+
+    async def test_the_oldest_entries_are_dropped_first(
+        self, server_url, jp_auth_header, make_notebook, panel
+    ):
+        path = make_notebook("b.ipynb")
+        async with connect(server_url, jp_auth_header) as agent:
+            for n in range(5):
+                await ok(agent, "insert_cells", path=path, cells=[{"source": f"cell_{n}"}])
+        entries = await panel.journal()
+        assert [e["changes"][0]["after"] for e in entries] == ["cell_4", "cell_3", "cell_2"]
+        response = await panel.http.post(panel.base + "revert", json={"entry": 1})
+        assert response.status_code == 404 and "dropped" in response.text

@@ -204,6 +204,11 @@ async def test_stop_cancels_calls_interrupts_agent_code_and_ends_sessions(
             lambda nb: any(o.get("ename") == "KeyboardInterrupt" for o in nb.ycells[0]["outputs"]), timeout=30
         )
         assert (await panel.get("approvals"))["approvals"] == []
+
+        async def no_agents():
+            return (await panel.get("sessions"))["sessions"] == []
+
+        await panel.until(no_agents)  # the agents left with their sessions
         with pytest.raises(Exception) as gone:
             await runner.call_tool("list_files", {})
         assert "not found" in str(gone.value).lower() or "404" in str(gone.value), repr(gone.value)

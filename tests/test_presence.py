@@ -11,10 +11,10 @@ from typing import Any
 
 import anyio
 from mcp_types import Implementation
-from pycrdt import StickyIndex
+from pycrdt import Assoc, StickyIndex
 
-from .mcp_client import connect, ok
-from .yclient import GlobalAwarenessPeer, YPeer
+from .mcp_client import connect, ok, text
+from .yclient import GlobalAwarenessPeer, YPeer, browser_user
 
 CLAUDE = Implementation(name="claude-code", version="2.1.0", title="Claude Code")
 CODEX = Implementation(name="codex", version="0.9")
@@ -159,3 +159,67 @@ async def test_an_agent_moving_to_another_notebook_leaves_the_first(
         await ok(agent, "get_notebook", path=two)
         await person.wait_for(lambda _nb: not agents_seen(person))
         await asyncio.sleep(0)
+
+
+def caret(peer: YPeer, index: int, at: int, assoc: Assoc = Assoc.AFTER) -> list[dict[str, Any]]:
+    """``cursors`` as y-codemirror writes them for a caret at ``at`` (UTF-16) in cell ``index``."""
+    source = peer.notebook.ycells[index]["source"]
+    if at == len(str(source).encode("utf-16-le")) // 2 and assoc == Assoc.AFTER:
+        # yjs sticks a caret at the very end to the text itself.
+        position = {**StickyIndex.new(source, 0, Assoc.BEFORE).to_json(), "assoc": 0}
+    else:
+        position = StickyIndex.new(source, at, assoc).to_json()
+    position = {"type": None, "tname": None, "item": None, **position}
+    return [{"anchor": position, "head": position, "primary": True, "empty": True}]
+
+
+async def test_the_agent_sees_who_is_in_the_notebook_and_their_cell(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("d.ipynb", cells=["a = 1", "s = 'é😀 x'", ""])
+    async with connect(server_url, jp_auth_header, client_info=CLAUDE) as agent:
+        alone = await agent.call_tool("get_notebook", {"path": path})
+        assert "people" not in alone.structured_content and not text(alone).startswith("[")
+        async with (
+            YPeer(server_url, jp_auth_header, path, user=browser_user("Alice")) as alice,
+            YPeer(server_url, jp_auth_header, path, user=browser_user("Bob")) as bob,
+        ):
+            ids = [c["id"] for c in alice.notebook.ycells]
+            alice.set_awareness(cursors=caret(alice, 1, 8))  # after the emoji's two UTF-16 units
+            await ok(
+                agent, "update_cell", path=path, cell_id=ids[0], source="a = 2"
+            )  # the agent is there too
+            outline = await people_in(agent, "get_notebook", path, lambda p: "cell_id" in p.get("Alice", {}))
+            assert outline["people"] == [{"name": "Alice", "cell_id": ids[1]}, {"name": "Bob"}] or outline[
+                "people"
+            ] == [{"name": "Bob"}, {"name": "Alice", "cell_id": ids[1]}]
+
+            bob.set_awareness(cursors=caret(bob, 2, 0))  # an empty cell
+            alice.set_awareness(cursors=caret(alice, 0, 5))  # the end of a cell
+            result = await people_in(
+                agent,
+                "read_cells",
+                path,
+                lambda p: p["Alice"].get("cell_id") == ids[0] and "cell_id" in p["Bob"],
+                cell_ids=[ids[0]],
+            )
+            assert {p["name"]: p.get("cell_id") for p in result["people"]} == {"Alice": ids[0], "Bob": ids[2]}
+            assert result["text"].splitlines()[0] in (
+                f"[open by: Alice in {ids[0]}, Bob in {ids[2]}]",
+                f"[open by: Bob in {ids[2]}, Alice in {ids[0]}]",
+            )
+        # They closed the notebook: the agent is told nothing, not an empty list.
+        alone = await agent.call_tool("read_cells", {"path": path})
+        assert "people" not in alone.structured_content and not text(alone).startswith("[")
+
+
+async def people_in(agent: Any, tool: str, path: str, check, **args: Any) -> dict[str, Any]:
+    """The tool's structured result (plus its ``text``) once ``check(people by name)`` holds:
+    a tab's awareness reaches the server a moment after the tab sets it."""
+    with anyio.fail_after(10):
+        while True:
+            result = await agent.call_tool(tool, {"path": path, **args})
+            people = {p["name"]: p for p in result.structured_content.get("people", [])}
+            if len(people) == 2 and check(people):
+                return {**result.structured_content, "text": text(result)}
+            await anyio.sleep(0.05)

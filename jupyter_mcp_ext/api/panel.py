@@ -52,16 +52,13 @@ class Panel:
         )
         guard = Guard(services, journal, policy, approvals)
         services.guard = guard
-        agents = getattr(services, "agents", None)
-        if agents is not None:
-            agents.on_change(lambda agent, what: events.emit("session", agent.id))
+        services.agents.on_change(lambda agent, what: events.emit("session", agent.id))
         return cls(
             journal, policy, approvals, guard, Reverter(journal, services), transport, events, services
         )
 
     def agents(self) -> list[dict[str, Any]]:
-        directory = getattr(self.services, "agents", None)
-        return [a.to_json() for a in directory.all()] if directory is not None else []
+        return [a.to_json() for a in self.services.agents.all()]
 
     async def stop(self) -> dict[str, int]:
         """A person's stop: every pending call cancelled, agent code interrupted, every session ended."""

@@ -31,7 +31,7 @@ STOP_GRACE = 2.0  # seconds a stopped call has to answer before the sessions end
 class Caller:
     """Who makes a call: the agent (an MCP session), its client's name and the Jupyter user."""
 
-    agent: Any  # the directory's Agent, when there is a directory
+    agent: Any  # people.agents.Agent
     id: str
     client: str
     user: str
@@ -114,16 +114,18 @@ class Guard:
         approval = Approval(
             caller.id, caller.client, spec.name, getattr(args, "path", None), kind, code, change
         )
-        agents = getattr(self.services, "agents", None)
-        if agents is not None and caller.agent is not None:
-            with contextlib.suppress(Exception):
-                agents.set_state(caller.agent, "waiting", path=approval.path)
+        agents = self.services.agents
+        was = caller.agent.state
+        agents.set_state(caller.agent, "waiting", path=approval.path)
 
         async def report(n: float, message: str) -> None:
             with contextlib.suppress(Exception):
                 await call.request.session.report_progress(n, message=message)
 
-        await self.approvals.wait(approval, report)
+        try:
+            await self.approvals.wait(approval, report)
+        finally:
+            agents.set_state(caller.agent, was)
 
     async def _describe(self, spec: Any, args: Any) -> tuple[str | None, str | None]:
         """The code a call would run, or the change it would make, as a person is shown it."""
@@ -158,19 +160,12 @@ class Guard:
         return None, f"{name} {args.model_dump_json(exclude_none=True)}"
 
     def caller(self, call: Any) -> Caller:
-        agents = getattr(self.services, "agents", None)
-        user = getattr(getattr(call.handler, "current_user", None), "username", "") or ""
-        if agents is not None:
-            agent = agents.agent_for(call.request, call.handler)
-            record = agent.to_json()
-            client = record.get("client") or {}
-            return Caller(
-                agent,
-                record["id"],
-                client.get("title") or client.get("name") or "",
-                record.get("user") or user,
-            )
-        return _fallback_caller(call, user)
+        """The agent of this call, from the agent directory (which knows it already: same request)."""
+        agent = self.services.agents.agent_for(call.request, call.handler)
+        record = agent.to_json()
+        client = record.get("client") or {}
+        name = client.get("title") or client.get("name") or ""
+        return Caller(agent, record["id"], name, record.get("user") or "")
 
     # -- stop --------------------------------------------------------------------------
 
@@ -207,14 +202,3 @@ class Guard:
             with contextlib.suppress(Exception):
                 await ensure_async(self.services.kernels.kernels.interrupt_kernel(kernel_id))
         return len(kernels)
-
-
-def _fallback_caller(call: Any, user: str) -> Caller:
-    """Without an agent directory: the MCP session id, or the user for a stateless client."""
-    request = call.request.request
-    headers = getattr(request, "headers", None) or {}
-    session = headers.get("mcp-session-id") or ""
-    params = getattr(call.request.session, "client_params", None)
-    info = getattr(params, "client_info", None)
-    client = getattr(info, "title", None) or getattr(info, "name", None) or ""
-    return Caller(None, session[:8] or f"{user}:{client}", client, user)

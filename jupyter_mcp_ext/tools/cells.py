@@ -9,6 +9,7 @@ from pydantic import Field
 from ..documents import cells as nb
 from ..errors import ToolError
 from . import outputs
+from .people import with_people
 from .shapes import NewCell, check_new_cells
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
@@ -29,7 +30,7 @@ class ReadCells(Args):
 async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
     """Full source and outputs of cells: by cell_ids, or the index range start..end, or all.
     Outputs are bounded; images come back as image content."""
-    _, doc = await ctx.open_notebook(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     if args.cell_ids:
         indices = nb.find_all(doc, args.cell_ids)
     else:
@@ -63,11 +64,12 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
     notes = budget.notes()
     if notes:
         blocks.append("[" + "; ".join(notes) + ": read fewer cells at a time to see more]")
-    return ToolResult(
+    result = ToolResult(
         "\n".join(blocks) if blocks else "No cells in that range.",
         {"cells": cells, "truncated": budget.truncation()},
         images=budget.images,
     )
+    return with_people(ctx, path, result)
 
 
 class InsertCells(Args):

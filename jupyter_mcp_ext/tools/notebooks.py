@@ -16,6 +16,7 @@ from ..documents import percent
 from ..documents.paths import api_path, walk
 from ..errors import ToolError
 from . import outputs
+from .people import with_people
 from .shapes import NewCell, check_new_cells
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
@@ -162,9 +163,10 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
         cells.append(cell)
     lines = [f"{path} · kernel {kernel or '?'} ({language or '?'}) · {len(cells)} cells"]
     lines += [_outline_line(c) for c in cells]
-    return ToolResult(
+    result = ToolResult(
         "\n".join(lines), {"path": path, "kernel": kernel, "language": language, "cells": cells}
     )
+    return with_people(ctx, path, result)
 
 
 def _outline_line(c: dict[str, Any]) -> str:
