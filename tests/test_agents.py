@@ -93,6 +93,7 @@ async def test_two_sessions_are_two_agents_and_a_stateless_client_is_one(
         await ok(two, "get_notebook", path=path)
         first, second = agents.all()
         assert first.id != second.id and first.username != second.username
+        assert (first.display_name, second.display_name) == ("Claude Code (agent)", "Claude Code 2 (agent)")
         assert first.session_id and second.session_id
     await until(lambda: not agents.all())
 

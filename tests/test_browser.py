@@ -8,6 +8,7 @@ import contextlib
 from pathlib import Path
 
 import pytest
+from mcp_types import Implementation
 from playwright.async_api import expect
 from traitlets.config import Config
 
@@ -39,6 +40,11 @@ def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
     config.merge(Config({"ServerApp": {"jpserver_extensions": extensions}}))
     config.merge(lab_config(tmp_path / "lab-settings"))
     return config
+
+
+def app_of(jp_serverapp):
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+    return app
 
 
 @pytest.fixture
@@ -138,3 +144,46 @@ async def test_person_watches_the_agents_run_live_and_shares_its_kernel(
     # The tab shows [*] for the whole run: the count reaches the cell only with the reply, as when
     # JupyterLab runs a cell itself (a count mid-run makes the tab take the cell for idle).
     assert prompts_while_running == ["[*]:"] * 3
+
+
+async def test_the_collaborators_panel_shows_the_agent_by_name_with_its_caret(
+    server_url, jp_auth_header, token, make_notebook, jp_serverapp
+):
+    path = make_notebook("work/team.ipynb", cells=["a = 1", "b = 2"])
+    client = Implementation(name="claude-code", version="2.1.0", title="Claude Code")
+    async with lab_tab(server_url, token, path) as tab:
+        await tab.page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jp-collaboration-panel"]').click()
+        panel = tab.page.locator("#jp-collaboration-panel")
+        async with connect(server_url, jp_auth_header, client_info=client) as agent:
+            ids = [c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"]]
+            await ok(agent, "update_cell", path=path, cell_id=ids[1], source="b = 3")
+            await expect(tab.lines(1)).to_have_text(["b = 3"])
+            # Listed by its client's name, in the notebook it works on.
+            await expect(panel.get_by_text("Claude Code (agent)")).to_be_visible()
+            await panel.get_by_text("Claude Code (agent)").click()  # unfolds the documents it has open
+            await expect(panel.get_by_text("work/team.ipynb")).to_be_visible()
+            # Its caret, in its colour, in the cell it edited, and only there.
+            (record,) = [a.to_json() for a in app_of(jp_serverapp).services.agents.all()]
+            caret = tab.cell(1).locator(".jp-remote-cursor")
+            await expect(caret).to_have_count(1)
+            red, green, blue = (int(record["color"][i : i + 2], 16) for i in (1, 3, 5))
+            await expect(caret).to_have_css("border-left-color", f"rgb({red}, {green}, {blue})")
+            await expect(tab.cell(0).locator(".jp-remote-cursor")).to_have_count(0)
+            await tab.page.screenshot(path="/tmp/presence-collaborators.png")
+            # Its presence leaves saving to the people: the agent's edit is saved as usual.
+            await expect(tab.page.locator(".lm-TabBar-tab.jp-mod-dirty")).to_have_count(0)
+
+            # The other way round: the person clicks into the first cell, at the end of its line;
+            # the agent's outline says which cell that is.
+            for index, key in ((0, "End"), (1, "Home")):  # the end of a text, then a character
+                await tab.lines(index).click()
+                await tab.page.keyboard.press(key)
+                for _ in range(100):
+                    people = (await ok(agent, "get_notebook", path=path)).get("people", [])
+                    if people and people[0].get("cell_id") == ids[index]:
+                        break
+                    await asyncio.sleep(0.1)
+                assert [p.get("cell_id") for p in people] == [ids[index]], people
+        # The session ended: it left.
+        await expect(panel.get_by_text("Claude Code (agent)")).to_have_count(0)
+        await expect(tab.cell(1).locator(".jp-remote-cursor")).to_have_count(0)

@@ -4,7 +4,6 @@ as JupyterLab's collaborators panel reads it; and an agent leaves when its sessi
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -13,8 +12,9 @@ import anyio
 from mcp_types import Implementation
 from pycrdt import Assoc, StickyIndex
 
-from .mcp_client import connect, ok, text
+from .mcp_client import STATELESS, connect, ok, text
 from .yclient import GlobalAwarenessPeer, YPeer, browser_user
+from .ytext import TextPeer
 
 CLAUDE = Implementation(name="claude-code", version="2.1.0", title="Claude Code")
 CODEX = Implementation(name="codex", version="0.9")
@@ -158,7 +158,6 @@ async def test_an_agent_moving_to_another_notebook_leaves_the_first(
         await agent_state(person)
         await ok(agent, "get_notebook", path=two)
         await person.wait_for(lambda _nb: not agents_seen(person))
-        await asyncio.sleep(0)
 
 
 def caret(peer: YPeer, index: int, at: int, assoc: Assoc = Assoc.AFTER) -> list[dict[str, Any]]:
@@ -223,3 +222,42 @@ async def people_in(agent: Any, tool: str, path: str, check, **args: Any) -> dic
             if len(people) == 2 and check(people):
                 return {**result.structured_content, "text": text(result)}
             await anyio.sleep(0.05)
+
+
+async def test_an_agent_editing_a_file_open_in_an_editor_is_present_there(
+    server_url, jp_auth_header, jp_root_dir: Path
+):
+    (jp_root_dir / "lib.py").write_text("x = 1\n")
+    async with (
+        TextPeer(server_url, jp_auth_header, "lib.py") as editor,
+        GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+    ):
+        await ok(agent, "edit_file", path="lib.py", old_string="x = 1", new_string="x = 2")
+        await editor.wait_for_text("x = 2\n")
+        state = await agent_state(editor)
+        assert state["user"]["name"] == "Claude Code (agent)" and state["mcp"]["cell_id"] is None
+        assert "cursors" not in state
+        listed = await agent_state(lobby)
+        assert listed["current"] == "editor:lib.py" and listed["documents"] == ["lib.py"]
+    await editor.wait_for(lambda _nb: not agents_seen(editor))
+
+
+async def test_a_stateless_client_is_present_until_it_has_been_idle_a_while(
+    server_url, jp_auth_header, make_notebook, jp_serverapp
+):
+    path = make_notebook("e.ipynb", cells=["x = 1"])
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+    app.services.agents.idle_timeout = 1.0  # agent_idle_timeout
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header, STATELESS, client_info=CODEX) as agent,
+    ):
+        cell_id = person.notebook.ycells[0]["id"]
+        await ok(agent, "update_cell", path=path, cell_id=cell_id, source="x = 2")
+        state = await agent_state(person)
+        assert state["user"]["name"] == "codex (agent)" and state["mcp"]["cell_id"] == cell_id
+        # No session to end: it leaves once idle, with the client still connected.
+        await person.wait_for(lambda _nb: not agents_seen(person), timeout=10)
+        await ok(agent, "read_cells", path=path)
+        assert (await agent_state(person))["user"]["name"] == "codex (agent)"

@@ -192,12 +192,16 @@ class AgentDirectory:
         if suffix is None:
             suffix = " ({user}'s agent)" if person.get("hub") else " (agent)"
         label = client.get("title") or client.get("name") or "MCP client"
+        display = label + suffix.replace("{user}", person["display_name"])
+        names = {a.display_name for a in self._agents.values()}
+        # A second session of the same client gets a number, so a person can tell the two apart.
+        number = next(n for n in range(1, len(names) + 2) if _numbered(label, n, display) not in names)
         return Agent(
             id=agent_id,
             key=key,
             client=client,
             user=person["name"],
-            display_name=label + suffix.replace("{user}", person["display_name"]),
+            display_name=_numbered(label, number, display),
             username=f"mcp-agent-{agent_id}",
             initials=initials(label),
             color=PALETTE[int(agent_id, 16) % len(PALETTE)],
@@ -233,6 +237,11 @@ class AgentDirectory:
             self._sweeper.cancel()
         for agent_id in list(self._agents):
             self.forget(agent_id)
+
+
+def _numbered(label: str, number: int, display: str) -> str:
+    """'Claude Code (agent)', then 'Claude Code 2 (agent)'."""
+    return display if number == 1 else f"{label} {number}{display[len(label) :]}"
 
 
 def _combined(busy: list[State]) -> State:

@@ -24,12 +24,14 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from pycrdt import Awareness, Doc, create_awareness_message
+from jupyter_ydoc import YNotebook
+from pycrdt import Awareness, Doc, Text, create_awareness_message
 
+from ..documents import cells as nb
 from ..documents.paths import api_path
 from ..errors import ToolError
 from .agents import Agent, AgentDirectory, Change
-from .cursors import caret_at_end, cell_of, cell_source
+from .cursors import caret_at_end, cell_of
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,8 @@ class Presence:
         self._dirty: set[str] = set()
         self._wake = asyncio.Event()
         self._seen: weakref.WeakKeyDictionary[Any, weakref.WeakSet[Any]] = weakref.WeakKeyDictionary()
+        # The cell each person's caret was found in, by room and awareness client: tried first.
+        self._last_cells: dict[str, dict[int, str]] = {}
         self._task: asyncio.Task[None] | None = None
         agents.on_change(self._on_agent)
 
@@ -91,13 +95,16 @@ class Presence:
             renew = time.monotonic() - renewed >= self.renew_interval
             if renew:
                 renewed = time.monotonic()
-            try:
-                dirty, self._dirty = self._dirty, set()
-                for agent_id in dirty | (set(self._slots) if renew else set()):
+            dirty, self._dirty = self._dirty, set()
+            for agent_id in dirty | (set(self._slots) if renew else set()):
+                try:
                     await self._sync(agent_id)
+                except Exception:  # one agent's trouble must not keep the others out of the room
+                    log.exception("Updating the presence of agent %s failed", agent_id)
+            try:
                 self._greet_newcomers()
             except Exception:
-                log.exception("Updating agent presence failed")
+                log.exception("Greeting new clients with the agents' presence failed")
 
     async def _sync(self, agent_id: str) -> None:
         """Send the agent's current state to its room and the global room (or leave them)."""
@@ -119,7 +126,7 @@ class Presence:
             self._send(slot.room_id, slot.room, None)
         slot.room_id, slot.path, slot.api = room_id, path, api
         if room_id is not None:
-            self._send(room_id, slot.room, self._room_state(agent, room_id))
+            self._send(room_id, slot.room, await self._room_state(agent, room_id))
         self._send(GLOBAL_ROOM, slot.globe, self._global_state(agent, api))
 
     def _leave(self, slot: _Slot) -> None:
@@ -127,7 +134,7 @@ class Presence:
             self._send(slot.room_id, slot.room, None)
         self._send(GLOBAL_ROOM, slot.globe, None)
 
-    def _room_state(self, agent: Agent, room_id: str) -> dict[str, Any]:
+    async def _room_state(self, agent: Agent, room_id: str) -> dict[str, Any]:
         room = self._room(room_id)
         state: dict[str, Any] = {
             "user": _user(agent),
@@ -135,7 +142,7 @@ class Presence:
             "autosave": self._people_vote_autosave(room),
         }
         if room is not None and agent.cell_id and room_id.startswith("json:notebook:"):
-            source = cell_source(room.ydoc, agent.cell_id)
+            source = _source_of(await self._notebook(room_id), agent.cell_id)
             if source is not None:
                 state["cursors"] = caret_at_end(source)
         return state
@@ -207,26 +214,32 @@ class Presence:
 
     # -- the people's side -------------------------------------------------------------------
 
-    def people(self, api: str) -> list[dict[str, Any]]:
-        """Who else is in the notebook (its room's awareness, agents left out) and the cell each
-        one's caret is in; empty when nobody has it open."""
+    def people(self, api: str, doc: YNotebook) -> list[dict[str, Any]]:
+        """Who else is in the notebook ``doc`` (its room's awareness, agents left out) and the cell
+        each one's caret is in; empty when nobody has it open."""
         room_id = self._room_id(api)
         room = self._room(room_id) if room_id is not None else None
         if room is None or not room.clients:
+            self._last_cells.pop(room_id or "", None)
             return []
         found: dict[str, dict[str, Any]] = {}
-        for client_id, state in room.awareness.states.items():
+        last_cells = self._last_cells.setdefault(room_id, {})
+        states = room.awareness.states
+        for client_id in set(last_cells) - set(states):
+            del last_cells[client_id]
+        for client_id, state in states.items():
             user = state.get("user") if isinstance(state, dict) else None
             if client_id == room.awareness.client_id or not isinstance(user, dict) or _is_agent(state):
                 continue
             name = str(user.get("display_name") or user.get("name") or user.get("username") or "someone")
             person = {"name": name}
             cursors = state.get("cursors")
-            if room_id and room_id.startswith("json:notebook:") and isinstance(cursors, list) and cursors:
-                head = cursors[0].get("head") if isinstance(cursors[0], dict) else None
-                cell = cell_of(head, room.ydoc)
+            if isinstance(cursors, list) and cursors and isinstance(cursors[0], dict):
+                last = last_cells.get(client_id)
+                hint = (last, source) if last and (source := _source_of(doc, last)) is not None else None
+                cell = cell_of(cursors[0].get("head"), doc.ydoc, hint)
                 if cell is not None:
-                    person["cell_id"] = cell
+                    person["cell_id"] = last_cells[client_id] = cell
             key = str(user.get("username") or name)  # one person with two tabs is one person
             if key not in found or "cell_id" in person:
                 found[key] = person
@@ -250,6 +263,11 @@ class Presence:
             return None
         return f"json:notebook:{file_id}" if api.endswith(".ipynb") else f"text:file:{file_id}"
 
+    async def _notebook(self, room_id: str) -> YNotebook | None:
+        ext = self._settings.get("jupyter_server_ydoc")
+        doc = await ext.get_document(room_id=room_id, copy=False) if ext is not None else None
+        return doc if isinstance(doc, YNotebook) else None
+
     async def _api(self, path: str) -> str | None:
         try:
             return await api_path(path, self._contents)
@@ -266,6 +284,17 @@ async def _send_quietly(channel: Any, message: bytes) -> None:
         await channel.send(message)
     except Exception as err:
         log.debug("awareness not sent to %s: %r", getattr(channel, "path", "?"), err)
+
+
+def _source_of(doc: YNotebook | None, cell_id: str) -> Text | None:
+    """A cell's shared source, found through the notebook's cached cell ids."""
+    if doc is None:
+        return None
+    try:
+        source = doc.ycells[nb.find(doc, cell_id)]["source"]
+    except (ToolError, KeyError, IndexError):
+        return None
+    return source if isinstance(source, Text) else None
 
 
 def _user(agent: Agent) -> dict[str, Any]:

@@ -69,7 +69,7 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
         {"cells": cells, "truncated": budget.truncation()},
         images=budget.images,
     )
-    return with_people(ctx, path, result)
+    return with_people(ctx, path, doc, result)
 
 
 class InsertCells(Args):

@@ -166,7 +166,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     result = ToolResult(
         "\n".join(lines), {"path": path, "kernel": kernel, "language": language, "cells": cells}
     )
-    return with_people(ctx, path, result)
+    return with_people(ctx, path, doc, result)
 
 
 def _outline_line(c: dict[str, Any]) -> str:
