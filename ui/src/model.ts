@@ -1,0 +1,254 @@
+/**
+ * The panel's state: what the server says about agents, their journal, the policy and pending
+ * approvals. It refetches one list when the server's event names it (never polls), and tells the
+ * views through `changed`.
+ */
+import { Event } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  ACTIVITY_SCHEMA,
+  IAgent,
+  IApproval,
+  IEntry,
+  IInfo,
+  IRevertResult,
+  IStopResult,
+  McpApi,
+  PolicyMode
+} from './api';
+
+/** The lists the server's activity events name (`kind` in the event's data). */
+export type ListKind = 'session' | 'journal' | 'policy' | 'approval';
+const LISTS: ListKind[] = ['session', 'journal', 'policy', 'approval'];
+
+/** How many journal entries the feed shows. */
+export const FEED_LIMIT = 200;
+
+export class McpModel {
+  constructor(
+    readonly api: McpApi,
+    events: ISignal<unknown, Event.Emission> | null
+  ) {
+    events?.connect(this._onEvent, this);
+  }
+
+  info: IInfo | null = null;
+  /** Whether the person asked to see the token in the set-ups. */
+  tokenShown = false;
+  sessions: IAgent[] = [];
+  entries: IEntry[] = [];
+  policy: PolicyMode | null = null;
+  approvals: IApproval[] = [];
+  /** The last failure or result worth telling the person (a revert conflict, a stop). */
+  message: { text: string; level: 'info' | 'error' } | null = null;
+
+  /** Emitted after any state changes. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** Emitted once per approval request the panel had not seen before. */
+  get approvalRequested(): ISignal<this, IApproval> {
+    return this._approvalRequested;
+  }
+
+  /** Emitted with the id of an approval that is no longer pending. */
+  get approvalSettled(): ISignal<this, string> {
+    return this._approvalSettled;
+  }
+
+  /** Agents whose id the feed can name. */
+  agent(id: string): IAgent | undefined {
+    return this.sessions.find(a => a.id === id);
+  }
+
+  /** Number of agents connected, and whether any runs code or waits for approval. */
+  get activity(): { agents: number; running: boolean; waiting: boolean } {
+    return {
+      agents: this.sessions.length,
+      running: this.sessions.some(a => a.state === 'running'),
+      waiting: this.approvals.length > 0 || this.sessions.some(a => a.state === 'waiting')
+    };
+  }
+
+  /** Fetch everything once (on start, and when the person asks). */
+  async refreshAll(): Promise<void> {
+    await Promise.all([this._loadInfo(), ...LISTS.map(kind => this.refresh(kind))]);
+  }
+
+  /**
+   * Refetch one list. Calls that arrive while one is in flight are folded into one more fetch
+   * after it, so a burst of events costs two requests, not one per event.
+   */
+  async refresh(kind: ListKind): Promise<void> {
+    const state = this._fetching.get(kind);
+    if (state) {
+      state.again = true;
+      return state.done;
+    }
+    const entry = { again: false, done: Promise.resolve() };
+    entry.done = (async () => {
+      try {
+        do {
+          entry.again = false;
+          await this._load(kind);
+        } while (entry.again);
+      } finally {
+        this._fetching.delete(kind);
+      }
+    })();
+    this._fetching.set(kind, entry);
+    return entry.done;
+  }
+
+  async showToken(shown: boolean): Promise<void> {
+    if (shown) {
+      await this._fetchToken();
+    }
+    this.tokenShown = shown && this._token !== null;
+    this._changed.emit();
+  }
+
+  /** The set-up text for `name`, its `<TOKEN>` filled in only once the person asked to see it. */
+  snippet(name: string): string {
+    return this._fill(this.info?.snippets[name] ?? '', this.tokenShown);
+  }
+
+  /** The set-up text with the token filled in, for the clipboard (copying is asking for it). */
+  async snippetToCopy(name: string): Promise<string> {
+    await this._fetchToken();
+    return this._fill(this.info?.snippets[name] ?? '', true);
+  }
+
+  async setPolicy(mode: PolicyMode): Promise<void> {
+    const set = await this._guard(() => this.api.setPolicy(mode), null);
+    if (set) {
+      this.policy = set;
+      this._changed.emit();
+    }
+  }
+
+  async decide(id: string, decision: 'approve' | 'deny', restOfTurn = false): Promise<void> {
+    await this._guard(() => this.api.decide(id, decision, restOfTurn), null);
+    await this.refresh('approval');
+  }
+
+  async revertEntry(entry: number): Promise<IRevertResult | null> {
+    return this._reverted(await this._guard(() => this.api.revertEntry(entry), null));
+  }
+
+  async revertSince(agent: string, since: number): Promise<IRevertResult | null> {
+    return this._reverted(await this._guard(() => this.api.revertSince(agent, since), null));
+  }
+
+  async stop(): Promise<IStopResult | null> {
+    const result = await this._guard(() => this.api.stop(), null);
+    if (result) {
+      this._say(
+        `Stopped: ${result.cancelled} call(s) cancelled, ${result.interrupted} run(s) interrupted, ` +
+          `${result.sessions_ended} session(s) ended.`,
+        'info'
+      );
+    }
+    await Promise.all([this.refresh('session'), this.refresh('approval')]);
+    return result;
+  }
+
+  dispose(): void {
+    Signal.clearData(this);
+  }
+
+  private async _fetchToken(): Promise<void> {
+    if (this._token === null) {
+      this._token = await this._guard(() => this.api.token(), null);
+    }
+  }
+
+  private _fill(text: string, withToken: boolean): string {
+    return withToken && this._token !== null ? text.split('<TOKEN>').join(this._token) : text;
+  }
+
+  private _onEvent(_: unknown, event: Event.Emission): void {
+    if (event.schema_id !== ACTIVITY_SCHEMA) {
+      return;
+    }
+    const kind = (event as { kind?: string }).kind;
+    if (kind === 'stop') {
+      LISTS.filter(list => list !== 'policy').forEach(list => void this.refresh(list));
+    } else if (kind === 'journal' || kind === 'session' || kind === 'policy' || kind === 'approval') {
+      void this.refresh(kind);
+      if (kind === 'session') {
+        // An agent's state decides the feed's colours and names, and its journal may have grown.
+        void this.refresh('journal');
+      }
+    }
+  }
+
+  private async _loadInfo(): Promise<void> {
+    this.info = await this._guard(() => this.api.info(), this.info);
+    this._changed.emit();
+  }
+
+  private async _load(kind: ListKind): Promise<void> {
+    switch (kind) {
+      case 'session':
+        this.sessions = await this._guard(() => this.api.sessions(), this.sessions);
+        break;
+      case 'journal':
+        this.entries = await this._guard(() => this.api.journal(FEED_LIMIT), this.entries);
+        break;
+      case 'policy':
+        this.policy = await this._guard(() => this.api.policy(), this.policy);
+        break;
+      case 'approval': {
+        const approvals = await this._guard(() => this.api.approvals(), this.approvals);
+        const now = new Set(approvals.map(a => a.id));
+        const before = new Set(this.approvals.map(a => a.id));
+        this.approvals = approvals;
+        this._changed.emit();
+        approvals.filter(a => !before.has(a.id)).forEach(a => this._approvalRequested.emit(a));
+        [...before].filter(id => !now.has(id)).forEach(id => this._approvalSettled.emit(id));
+        return;
+      }
+    }
+    this._changed.emit();
+  }
+
+  private async _reverted(result: IRevertResult | null): Promise<IRevertResult | null> {
+    if (result) {
+      const conflicts = result.conflicts.map(c => `#${c.entry}: ${c.reason}`).join('; ');
+      if (result.reverted.length === 0) {
+        this._say(`Nothing reverted. ${conflicts}`, 'error');
+      } else {
+        this._say(
+          `Reverted ${result.reverted.length} change(s).` + (conflicts ? ` Not reverted: ${conflicts}` : ''),
+          conflicts ? 'error' : 'info'
+        );
+      }
+      await this.refresh('journal');
+    }
+    return result;
+  }
+
+  /** Runs a call; on failure keeps `fallback` and shows the error instead of throwing. */
+  private async _guard<T>(call: () => Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      this._say(error instanceof Error ? error.message : String(error), 'error');
+      return fallback;
+    }
+  }
+
+  private _say(text: string, level: 'info' | 'error'): void {
+    this.message = { text, level };
+    this._changed.emit();
+  }
+
+  private _token: string | null = null;
+  private _changed = new Signal<this, void>(this);
+  private _approvalRequested = new Signal<this, IApproval>(this);
+  private _approvalSettled = new Signal<this, string>(this);
+  private _fetching = new Map<ListKind, { again: boolean; done: Promise<void> }>();
+}

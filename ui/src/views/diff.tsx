@@ -1,0 +1,65 @@
+/** A cell's change as a line diff: removed lines red, added green, as review tools show it. */
+import * as React from 'react';
+
+import { IChange } from '../api';
+
+export type DiffLine = { op: ' ' | '-' | '+'; text: string };
+
+/** The shortest edit between two texts, line by line (LCS; cells are small). */
+export function diffLines(before: string, after: string): DiffLine[] {
+  const a = before === '' ? [] : before.split('\n');
+  const b = after === '' ? [] : after.split('\n');
+  const common: number[][] = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      common[i][j] = a[i] === b[j] ? common[i + 1][j + 1] + 1 : Math.max(common[i + 1][j], common[i][j + 1]);
+    }
+  }
+  const lines: DiffLine[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      lines.push({ op: ' ', text: a[i++] });
+      j++;
+    } else if (i < a.length && (j === b.length || common[i + 1][j] >= common[i][j + 1])) {
+      lines.push({ op: '-', text: a[i++] });
+    } else {
+      lines.push({ op: '+', text: b[j++] });
+    }
+  }
+  return lines;
+}
+
+const KIND_LABELS: { [kind: string]: string } = {
+  insert: 'inserted',
+  update: 'changed',
+  delete: 'deleted',
+  move: 'moved',
+  outputs: 'outputs changed',
+  file: 'file changed'
+};
+
+export function ChangeDiff(props: { change: IChange }): JSX.Element {
+  const { change } = props;
+  const lines = diffLines(change.before ?? '', change.after ?? '');
+  return (
+    <div className="jp-mcp-Diff" data-cell={change.cell_id}>
+      <div className="jp-mcp-DiffTitle">
+        cell {change.cell_id} {KIND_LABELS[change.kind] ?? change.kind}
+      </div>
+      {change.before === null && change.after === null ? null : (
+        <pre className="jp-mcp-DiffBody">
+          {lines.map((line, n) => (
+            <div key={n} className={`jp-mcp-DiffLine jp-mcp-Diff-${DIFF_CLASSES[line.op]}`}>
+              <span className="jp-mcp-DiffOp">{line.op}</span>
+              {line.text || ' '}
+            </div>
+          ))}
+        </pre>
+      )}
+    </div>
+  );
+}
+
+const DIFF_CLASSES = { ' ': 'same', '-': 'removed', '+': 'added' };

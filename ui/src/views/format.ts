@@ -1,0 +1,43 @@
+/** Small formatting helpers the views share. */
+import { IAgent } from '../api';
+
+/** `09:12:01` in the person's time zone. */
+export function clock(iso: string): string {
+  const date = new Date(iso);
+  return isNaN(date.getTime()) ? iso : date.toLocaleTimeString([], { hour12: false });
+}
+
+/** `5 min ago`, for "since when". */
+export function ago(iso: string, now = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
+  if (isNaN(seconds)) {
+    return iso;
+  }
+  if (seconds < 60) {
+    return `${seconds} s ago`;
+  }
+  if (seconds < 3600) {
+    return `${Math.floor(seconds / 60)} min ago`;
+  }
+  return `${Math.floor(seconds / 3600)} h ago`;
+}
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) {
+    return '';
+  }
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** What the person calls the agent: its title, else its client name, with the version. */
+export function agentName(agent: IAgent, withVersion = false): string {
+  const name = agent.client.title || agent.client.name || agent.display_name;
+  return withVersion && agent.client.version ? `${name} ${agent.client.version}` : name;
+}
+
+export const STATE_LABELS: { [state: string]: string } = {
+  idle: 'idle',
+  editing: 'editing a cell',
+  running: 'running code',
+  waiting: 'waiting for approval'
+};

@@ -1,0 +1,79 @@
+/** Sessions: each connected agent, what it does now, and "revert everything since ...". */
+import * as React from 'react';
+
+import { IAgent, IEntry } from '../api';
+import { McpModel } from '../model';
+import { Section, Swatch } from './common';
+import { agentName, ago, clock, STATE_LABELS } from './format';
+
+export type Opener = (path: string, cellId?: string | null) => void;
+
+export function SessionsView(props: { model: McpModel; open: Opener }): JSX.Element {
+  const { model } = props;
+  return (
+    <Section title={`Sessions (${model.sessions.length})`} className="jp-mcp-Sessions">
+      {model.sessions.length === 0 ? (
+        <p className="jp-mcp-Empty">No agent connected.</p>
+      ) : (
+        <ul className="jp-mcp-SessionList">
+          {model.sessions.map(agent => (
+            <SessionRow
+              key={agent.id}
+              agent={agent}
+              entries={model.entries.filter(e => e.agent === agent.id && e.revertible && !e.reverted)}
+              model={model}
+              open={props.open}
+            />
+          ))}
+        </ul>
+      )}
+    </Section>
+  );
+}
+
+function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: McpModel; open: Opener }): JSX.Element {
+  const { agent, entries } = props;
+  // Oldest first; the first choice takes back the whole session.
+  const choices = [...entries].reverse();
+  const [since, setSince] = React.useState<number | null>(null);
+  const from = choices.find(e => e.id === since) ?? choices[0];
+  return (
+    <li className="jp-mcp-Session" data-agent={agent.id} data-state={agent.state}>
+      <div className="jp-mcp-SessionHead">
+        <Swatch color={agent.color} />
+        <span className="jp-mcp-AgentName">{agentName(agent, true)}</span>
+        <span className={`jp-mcp-State jp-mcp-State-${agent.state}`}>{STATE_LABELS[agent.state] ?? agent.state}</span>
+      </div>
+      <div className="jp-mcp-SessionMeta">
+        <span title="Jupyter user">{agent.user}</span>
+        <span title={agent.since}>since {ago(agent.since)}</span>
+        {agent.path && (
+          <a className="jp-mcp-Link" onClick={() => props.open(agent.path!, agent.cell_id)} title="Open">
+            {agent.path}
+          </a>
+        )}
+      </div>
+      {from && (
+        <div className="jp-mcp-RevertSince">
+          <button
+            className="jp-mcp-Button jp-mcp-mod-warn"
+            onClick={() => void props.model.revertSince(agent.id, from.id)}
+          >
+            Revert everything since
+          </button>
+          <select
+            aria-label="Revert from this change on"
+            value={from.id}
+            onChange={event => setSince(Number(event.target.value))}
+          >
+            {choices.map((e, i) => (
+              <option key={e.id} value={e.id}>
+                {i === 0 ? `the start (${clock(e.time)})` : `${clock(e.time)} ${e.tool}`}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+    </li>
+  );
+}
