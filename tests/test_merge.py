@@ -45,6 +45,13 @@ def shared(text: str) -> Text:
         ),
         # both made the same change
         ("x = 1\n", "x = 2\n", "x = 2\n", "x = 2\n"),
+        # the agent deletes a line, the person adds one right after it
+        (
+            "a = 1\nb = 2\nc = 3\n",
+            "a = 1\nc = 3\n",
+            "a = 1\nb = 2\nnew = 4\nc = 3\n",
+            "a = 1\nnew = 4\nc = 3\n",
+        ),
         # a line inserted above the one the agent changes
         ("a\nb\n", "a\nB\n", "a\nnew\nb\n", "a\nnew\nB\n"),
         # the agent changed nothing: whatever is there now stays
