@@ -143,6 +143,13 @@ def merge(base: str, ours: str, current: str, *, strict_points: bool = False) ->
     return result
 
 
+def undo(before: str, after: str, current: str) -> Merged:
+    """Take the change ``before -> after`` back out of ``current``, keeping every later edit that
+    does not touch it: the same merge, with the change's result as base and its origin as ours.
+    Strict at points: text put back beside a person's new text would be a guess at its side."""
+    return merge(after, before, current, strict_points=True)
+
+
 def _new_lines(h: Edit) -> bool:
     """A pure insertion of lines after a point (``"\\nmore"``): it can follow any change ending there."""
     return h.start == h.end and h.text.startswith("\n")
