@@ -26,6 +26,7 @@ from typing import Any
 
 from pycrdt import Awareness, Doc, create_awareness_message
 
+from ..documents import awareness as in_room
 from ..documents.paths import api_path
 from ..errors import ToolError
 from .agents import Agent, AgentDirectory, Change
@@ -195,7 +196,9 @@ class Presence:
         decides it: an agent never turns autosave on for a person who turned it off."""
         if room is None:
             return True
-        votes = [s.get("autosave", True) for s in room.awareness.states.values() if s and not _is_agent(s)]
+        votes = [
+            s.get("autosave", True) for s in room.awareness.states.values() if s and not in_room.is_agent(s)
+        ]
         return any(votes) if votes else True
 
     async def stop(self) -> None:
@@ -215,11 +218,9 @@ class Presence:
         if room is None or not room.clients:
             return []
         found: dict[str, dict[str, Any]] = {}
-        for client_id, state in room.awareness.states.items():
-            user = state.get("user") if isinstance(state, dict) else None
-            if client_id == room.awareness.client_id or not isinstance(user, dict) or _is_agent(state):
-                continue
-            name = str(user.get("display_name") or user.get("name") or user.get("username") or "someone")
+        for state in in_room.people(room.awareness).values():
+            user = state["user"]
+            name = in_room.name(state) or "someone"
             person = {"name": name}
             cursors = state.get("cursors")
             if room_id and room_id.startswith("json:notebook:") and isinstance(cursors, list) and cursors:
@@ -277,8 +278,3 @@ def _user(agent: Agent) -> dict[str, Any]:
         "color": agent.color,
         "bot": True,
     }
-
-
-def _is_agent(state: dict[str, Any]) -> bool:
-    user = state.get("user")
-    return bool(isinstance(user, dict) and user.get("bot")) or "mcp" in state
