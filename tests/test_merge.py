@@ -11,9 +11,9 @@ import random
 import pytest
 from pycrdt import Doc, Text
 
-from jupyter_mcp_ext.documents.cells import apply_edits, splice
 from jupyter_mcp_ext.documents.merge import Edit, apply, describe_conflicts, edits, merge
 from jupyter_mcp_ext.documents.revisions import Revisions, revision
+from jupyter_mcp_ext.documents.splices import apply_edits, splice
 
 ME = ("ada", "session-1")
 

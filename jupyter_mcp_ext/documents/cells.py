@@ -19,6 +19,8 @@ from pycrdt import Array, Map, Text
 from ..errors import ToolError
 from . import activity
 from .merge import Edit, edits
+from .splices import apply_edits, splice
+from .values import check_source_size
 
 CELL_TYPES = ("code", "markdown", "raw")
 _MIN_PREFIX = 4
@@ -194,47 +196,6 @@ def check_cell_type(cell_type: str) -> None:
         raise ToolError(f"Unknown cell_type '{cell_type}'. Use one of: code, markdown, raw.")
 
 
-_INT_RANGE = range(-(2**63), 2**63)
-
-
-def check_storable(value: Any, what: str = "metadata") -> None:
-    """Refuse values the shared document cannot hold (integers past 64 bits), before any edit."""
-    if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
-        return
-    if isinstance(value, int):
-        if value not in _INT_RANGE:
-            raise ToolError(
-                f"The {what} holds the integer {value}, too large to store; write it as a string."
-            )
-    elif isinstance(value, dict):
-        for item in value.values():
-            check_storable(item, what)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            check_storable(item, what)
-
-
-def storable(value: Any) -> Any:
-    """A kernel's output made safe to store: integers past 64 bits become floats."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value not in _INT_RANGE:
-        return float(value)
-    if isinstance(value, dict):
-        return {k: storable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [storable(v) for v in value]
-    return value
-
-
-def check_source_size(text: str, limit: int) -> None:
-    if len(text) > limit:
-        raise ToolError(
-            f"Source of {len(text):,} characters is over this server's limit of {limit:,}. "
-            "Split it over several cells, or keep large data in a file the notebook reads."
-        )
-
-
 def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
     """Insert cells at ``at`` in one transaction; returns their new ids."""
     before = ids(doc)
@@ -304,32 +265,6 @@ def replace_once(doc: YNotebook, i: int, old: str, new: str, *, limit: int | Non
         apply_edits(text, current, [Edit(start + e.start, start + e.end, e.text) for e in edits(old, new)])
         mark_dirty(doc)
     return updated
-
-
-def splice(text: Text, old: str, new: str) -> None:
-    """Turn ``old`` into ``new`` in the shared text by deleting and inserting only what differs
-    (a real diff: several small hunks rather than one span from the first to the last change)."""
-    if old != new:
-        apply_edits(text, old, edits(old, new))
-
-
-def apply_edits(text: Text, current: str, changes: list[Edit]) -> None:
-    """Splice ordered, disjoint edits (in characters of ``current``, the text's content now).
-
-    pycrdt offsets count UTF-8 bytes: each edit's character offsets are converted once, walking
-    forward, then applied from the last, so earlier offsets still hold.
-    """
-    spans = []
-    char_at = byte_at = 0
-    for change in changes:
-        byte_at += len(current[char_at : change.start].encode())
-        char_at = change.start
-        spans.append((byte_at, len(current[change.start : change.end].encode()), change.text))
-    for byte_start, byte_len, new in reversed(spans):
-        if byte_len:
-            del text[byte_start : byte_start + byte_len]
-        if new:
-            text.insert(byte_start, new)
 
 
 def set_type(doc: YNotebook, i: int, cell_type: str) -> None:

@@ -17,6 +17,7 @@ from pycrdt import Array, Map
 
 from ..documents import cells as nb
 from ..documents.merge import Edit, apply, undo
+from ..documents.splices import apply_edits
 from ..errors import ToolError
 from .journal import Change, Entry, Journal
 
@@ -233,7 +234,7 @@ def _plan_update(doc: Any, change: Change) -> Step:
         if retype:
             nb.set_type(doc, k, was_type)
         target = doc.ycells[k]
-        nb.apply_edits(target["source"], current, changes)  # the splices update_cell uses
+        apply_edits(target["source"], current, changes)  # the splices update_cell uses
         if restore_meta:
             target["metadata"] = Map(was_meta)
 
