@@ -4,7 +4,8 @@ An agent sends a whole new text computed from the version it read (the base). Sp
 text into the agent's text would undo whatever a person typed since that read, so the agent's change
 (base -> its text) is carried onto the current text instead, three-way. Differences come from
 diff-match-patch at the character level, cleaned up to word and line boundaries; two changes
-conflict when they overlap or touch in the base, unless they are the same change.
+conflict when they overlap or touch in the base, unless they are the same change or meet at a line
+boundary. A revert is the same merge turned round (``undo``): the change's result is the base.
 
 Characters, not lines: a line merge (``merge3``, diff3) calls it a conflict when the person adds a
 line right after the one the agent changed, or finishes line 1 while the agent edits line 2 (no
