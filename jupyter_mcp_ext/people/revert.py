@@ -127,7 +127,8 @@ class Reverter:
         try:  # based on the text just read: an edit landing in between is kept, or refused
             await files.write_text(path, updated, base=current)
         except ToolError as err:
-            raise Conflict(f"'{path}' was edited while it was being reverted; try again") from err
+            why = str(err).split("Read it again")[0].strip()  # what follows is advice to an agent
+            raise Conflict(f"'{path}' could not be put back: {why}") from err
 
 
 def _plan(doc: Any, change: Change) -> Step:
