@@ -11,6 +11,7 @@ import pytest
 from .mcp_client import STATELESS, connect, fails, ok
 from .panel import PanelAPI
 from .yclient import YPeer
+from .ytext import TextPeer
 
 
 @pytest.fixture
@@ -388,3 +389,46 @@ class TestBoundedJournal:
         assert [e["changes"][0]["after"] for e in entries] == ["cell_4", "cell_3", "cell_2"]
         response = await panel.http.post(panel.base + "revert", json={"entry": 1})
         assert response.status_code == 404 and "dropped" in response.text
+
+
+async def test_reverting_a_merged_write_keeps_what_the_person_typed_before_and_after_it(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("m.ipynb", cells=["a = 1\nb = 2"])
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
+        person.insert_text(0, 0, "# mine\n")  # typed after the agent's read, before its write
+        await person.flush()
+        result = await ok(agent, "update_cell", path=path, cell_id=cell["id"], source="a = 1\nb = 20")
+        assert result["source"] == "# mine\na = 1\nb = 20" and result["merged"]
+
+        entry = await panel.entry("update_cell")
+        (change,) = entry["changes"]  # the agent's change alone: the person's line is on both sides
+        assert (change["before"], change["after"]) == ("# mine\na = 1\nb = 2", "# mine\na = 1\nb = 20")
+
+        await person.wait_for(lambda nb: person.sources()[0].endswith("b = 20"))
+        person.insert_text(0, len(person.sources()[0]), "\nc = 3")  # typed after the write
+        await person.flush()
+        assert (await panel.revert(entry["id"]))["reverted"] == [entry["id"]]
+        await person.wait_for(lambda nb: person.sources() == ["# mine\na = 1\nb = 2\nc = 3"])
+
+
+async def test_revert_a_file_open_in_an_editor_tab_keeps_the_tabs_later_typing(
+    server_url, jp_auth_header, jp_root_dir, panel
+):
+    (jp_root_dir / "tab.py").write_text("alpha = 1\nbeta = 2\n")
+    async with (
+        TextPeer(server_url, jp_auth_header, "tab.py") as tab,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        await ok(agent, "edit_file", path="tab.py", old_string="beta = 2", new_string="beta = 20")
+        await tab.wait_for_text("alpha = 1\nbeta = 20\n")
+        tab.type_at(0, "# typed in the tab\n")
+        tab.type_at(len(tab.text), "gamma = 3\n")
+        await tab.flush()
+        entry = await panel.entry("edit_file")
+        assert (await panel.revert(entry["id"]))["reverted"] == [entry["id"]]
+        await tab.wait_for_text("# typed in the tab\nalpha = 1\nbeta = 2\ngamma = 3\n")

@@ -11,9 +11,9 @@ import random
 import pytest
 from pycrdt import Doc, Text
 
-from jupyter_mcp_ext.documents.cells import apply_edits, splice
 from jupyter_mcp_ext.documents.merge import Edit, apply, describe_conflicts, edits, merge
 from jupyter_mcp_ext.documents.revisions import Revisions, revision
+from jupyter_mcp_ext.documents.splices import apply_edits, splice
 
 ME = ("ada", "session-1")
 
@@ -45,6 +45,13 @@ def shared(text: str) -> Text:
         ),
         # both made the same change
         ("x = 1\n", "x = 2\n", "x = 2\n", "x = 2\n"),
+        # the agent deletes a line, the person adds one right after it
+        (
+            "a = 1\nb = 2\nc = 3\n",
+            "a = 1\nc = 3\n",
+            "a = 1\nb = 2\nnew = 4\nc = 3\n",
+            "a = 1\nnew = 4\nc = 3\n",
+        ),
         # a line inserted above the one the agent changes
         ("a\nb\n", "a\nB\n", "a\nnew\nb\n", "a\nnew\nB\n"),
         # the agent changed nothing: whatever is there now stays

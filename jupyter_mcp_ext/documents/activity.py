@@ -19,6 +19,8 @@ from typing import Any
 
 from pycrdt import Decoder, Text
 
+from . import awareness
+
 RECENT_SECONDS = 5.0
 """How long after a person's last keystroke in a cell deleting it needs ``force``."""
 
@@ -123,17 +125,12 @@ def recently_typed(doc: Any, key: str, seconds: float = RECENT_SECONDS) -> Touch
 def who(doc: Any, touch: Touch | None = None) -> str | None:
     """Names of the people behind a change, from the room's awareness; without a change (or when
     it only deleted text, which carries no client), everyone in the room but this server."""
-    awareness = getattr(doc, "awareness", None)
-    states: dict[int, Any] = dict(getattr(awareness, "states", None) or {})
-    own = doc.ydoc.client_id
     clients = touch.clients if touch is not None and touch.clients else None
-    people: dict[int, str] = {}
-    for client, state in states.items():
-        user = state.get("user") if isinstance(state, dict) else None
-        if client != own and isinstance(user, dict) and not user.get("bot"):
-            name = user.get("display_name") or user.get("name") or user.get("username")
-            if name:
-                people[client] = str(name)
+    people = {
+        c: n
+        for c, state in awareness.people(getattr(doc, "awareness", None)).items()
+        if (n := awareness.name(state))
+    }
     named = [people[c] for c in clients or () if c in people] or list(people.values())
     return ", ".join(dict.fromkeys(named)) or None
 

@@ -8,8 +8,6 @@ their cursor and keystrokes. Cells are addressed by their nbformat id; indices a
 
 from __future__ import annotations
 
-import json
-import math
 import secrets
 import weakref
 from collections.abc import Iterable
@@ -19,8 +17,10 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
 from ..errors import ToolError
-from . import activity
+from . import activity, values
 from .merge import Edit, edits
+from .splices import apply_edits, splice
+from .values import check_source_size
 
 CELL_TYPES = ("code", "markdown", "raw")
 _MIN_PREFIX = 4
@@ -208,47 +208,6 @@ def check_cell_type(cell_type: str) -> None:
         raise ToolError(f"Unknown cell_type '{cell_type}'. Use one of: code, markdown, raw.")
 
 
-_INT_RANGE = range(-(2**63), 2**63)
-
-
-def check_storable(value: Any, what: str = "metadata", where: str = "") -> None:
-    """Refuse values the shared document cannot hold or save, before any edit: integers past 64
-    bits, and NaN or Infinity (JSON has neither; one in a notebook makes every later save fail)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ToolError(
-                f"The {what} holds {json.dumps(value)} at '{where or '.'}', not a finite number: JSON and "
-                "notebooks cannot store it. Use null, a string such as 'inf', or a finite number."
-            )
-    elif isinstance(value, int):
-        if value not in _INT_RANGE:
-            raise ToolError(
-                f"The {what} holds the integer {value}, too large to store; write it as a string."
-            )
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_storable(item, what, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, (list, tuple)):
-        for n, item in enumerate(value):
-            check_storable(item, what, f"{where}[{n}]")
-
-
-def nonfinite_at(value: Any, where: str = "") -> str | None:
-    """Where the first NaN or Infinity in ``value`` is (``cells[0].metadata.n``), or None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return where or "."
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        found = nonfinite_at(
-            item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip(".")
-        )
-        if found is not None:
-            return found
-    return None
-
-
 def as_json(doc: YNotebook) -> dict[str, Any]:
     """The notebook as nbformat JSON, or a ToolError saying where a NaN or Infinity stops it (one
     can come from a file or a person; jupyter_ydoc then fails on it, and so does every save)."""
@@ -256,7 +215,7 @@ def as_json(doc: YNotebook) -> dict[str, Any]:
         return doc.get()
     except (OverflowError, ValueError):
         meta = doc.ydoc.get("meta", type=Map).to_py()
-        where = nonfinite_at({"cells": doc.ycells.to_py(), **(meta or {})})
+        where = values.nonfinite_at({"cells": doc.ycells.to_py(), **(meta or {})})
         if where is None:
             raise
     raise ToolError(not_json(where))
@@ -268,27 +227,6 @@ def not_json(where: str) -> str:
         "the notebook while it is there. Remove or replace that value (update_cell with the metadata "
         "key set to null), then read again."
     )
-
-
-def storable(value: Any) -> Any:
-    """A kernel's output made safe to store: integers past 64 bits become floats."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value not in _INT_RANGE:
-        return float(value)
-    if isinstance(value, dict):
-        return {k: storable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [storable(v) for v in value]
-    return value
-
-
-def check_source_size(text: str, limit: int) -> None:
-    if len(text) > limit:
-        raise ToolError(
-            f"Source of {len(text):,} characters is over this server's limit of {limit:,}. "
-            "Split it over several cells, or keep large data in a file the notebook reads."
-        )
 
 
 def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
@@ -360,32 +298,6 @@ def replace_once(doc: YNotebook, i: int, old: str, new: str, *, limit: int | Non
         apply_edits(text, current, [Edit(start + e.start, start + e.end, e.text) for e in edits(old, new)])
         mark_dirty(doc)
     return updated
-
-
-def splice(text: Text, old: str, new: str) -> None:
-    """Turn ``old`` into ``new`` in the shared text by deleting and inserting only what differs
-    (a real diff: several small hunks rather than one span from the first to the last change)."""
-    if old != new:
-        apply_edits(text, old, edits(old, new))
-
-
-def apply_edits(text: Text, current: str, changes: list[Edit]) -> None:
-    """Splice ordered, disjoint edits (in characters of ``current``, the text's content now).
-
-    pycrdt offsets count UTF-8 bytes: each edit's character offsets are converted once, walking
-    forward, then applied from the last, so earlier offsets still hold.
-    """
-    spans = []
-    char_at = byte_at = 0
-    for change in changes:
-        byte_at += len(current[char_at : change.start].encode())
-        char_at = change.start
-        spans.append((byte_at, len(current[change.start : change.end].encode()), change.text))
-    for byte_start, byte_len, new in reversed(spans):
-        if byte_len:
-            del text[byte_start : byte_start + byte_len]
-        if new:
-            text.insert(byte_start, new)
 
 
 def set_type(doc: YNotebook, i: int, cell_type: str) -> None:

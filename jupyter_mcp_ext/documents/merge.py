@@ -4,7 +4,8 @@ An agent sends a whole new text computed from the version it read (the base). Sp
 text into the agent's text would undo whatever a person typed since that read, so the agent's change
 (base -> its text) is carried onto the current text instead, three-way. Differences come from
 diff-match-patch at the character level, cleaned up to word and line boundaries; two changes
-conflict when they overlap or touch in the base, unless they are the same change.
+conflict when they overlap or touch in the base, unless they are the same change or meet at a line
+boundary. A revert is the same merge turned round (``undo``): the change's result is the base.
 
 Characters, not lines: a line merge (``merge3``, diff3) calls it a conflict when the person adds a
 line right after the one the agent changed, or finishes line 1 while the agent edits line 2 (no
@@ -97,8 +98,13 @@ def edits(old: str, new: str) -> list[Edit]:
     return hunks(old, new)
 
 
-def merge(base: str, ours: str, current: str) -> Merged:
-    """Carry ``base -> ours`` onto ``current`` (which is ``base`` plus someone else's changes)."""
+def merge(base: str, ours: str, current: str, *, strict_points: bool = False) -> Merged:
+    """Carry ``base -> ours`` onto ``current`` (which is ``base`` plus someone else's changes).
+
+    ``strict_points``: text ours inserts conflicts with any change of theirs at that point, even
+    whole lines (by default both go in, ours first). A revert sets it: it puts back what an agent
+    deleted, and cannot know on which side of a person's new text at that spot it belongs.
+    """
     if ours in (base, current):
         return Merged(current)
     if current == base:
@@ -117,7 +123,7 @@ def merge(base: str, ours: str, current: str) -> Merged:
         cluster = [tagged[at][3::2]]  # (side, hunk)
         end = tagged[at][1]
         at += 1
-        while at < len(tagged) and _joins([h for _, h in cluster], end, tagged[at][-1]):
+        while at < len(tagged) and _joins(base, cluster, end, tagged[at][3::2], strict_points):
             cluster.append(tagged[at][3::2])
             end = max(end, tagged[at][1])
             at += 1
@@ -138,24 +144,46 @@ def merge(base: str, ours: str, current: str) -> Merged:
     return result
 
 
+def undo(before: str, after: str, current: str) -> Merged:
+    """Take the change ``before -> after`` back out of ``current``, keeping every later edit that
+    does not touch it: the same merge, with the change's result as base and its origin as ours.
+    Strict at points: text put back beside a person's new text would be a guess at its side."""
+    return merge(after, before, current, strict_points=True)
+
+
 def _new_lines(h: Edit) -> bool:
     """A pure insertion of lines after a point (``"\\nmore"``): it can follow any change ending there."""
     return h.start == h.end and h.text.startswith("\n")
 
 
-def _joins(cluster: list[Edit], end: int, nxt: Edit) -> bool:
-    """Whether ``nxt`` belongs with the changes before it: it overlaps them or touches them, unless
-    the meeting point is a line boundary on one side (new lines after, or whole lines before)."""
-    if nxt.start < end:
+def _joins(base: str, cluster: list[tuple[int, Edit]], end: int, nxt: tuple[int, Edit], strict: bool) -> bool:
+    """Whether ``nxt`` (side, hunk) belongs with the changes before it: it overlaps them or touches
+    them, unless the meeting point is a line boundary on one side (new lines after, or whole lines
+    before); with ``strict``, an insertion of ours touching a change of theirs always joins."""
+    side, hunk = nxt
+    if hunk.start < end:
         return True
-    if nxt.start > end:
+    if hunk.start > end:
         return False
-    if nxt in cluster:  # the same change on both sides
+    if hunk in [h for _, h in cluster]:  # the same change on both sides
         return True
-    if _new_lines(nxt):
+    ending = [(s, h) for s, h in cluster if h.end == end]
+    if strict:
+        for other_side, h in ending:
+            ours = h if side else hunk
+            if other_side != side and ours.start == ours.end:
+                return True
+    if _new_lines(hunk):
         return False
-    ending = [h for h in cluster if h.end == end]
-    return not all(h.start == h.end and h.text.endswith("\n") for h in ending)
+    return not all(_whole_lines(base, h) for _, h in ending)
+
+
+def _whole_lines(base: str, h: Edit) -> bool:
+    """Whether ``h`` inserts or replaces whole lines, so what starts right after it is another line."""
+    if h.start == h.end:
+        return h.text.endswith("\n")
+    at_line_start = h.start == 0 or base[h.start - 1] == "\n"
+    return at_line_start and base[h.end - 1] == "\n" and (not h.text or h.text.endswith("\n"))
 
 
 def apply(text: str, changes: list[Edit]) -> str:

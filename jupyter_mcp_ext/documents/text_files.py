@@ -22,9 +22,10 @@ from tornado.web import HTTPError
 
 from ..errors import ToolError
 from . import activity
-from .cells import apply_edits, mark_dirty
+from .cells import mark_dirty
 from .merge import Edit, apply, describe_conflicts, edits, merge
 from .paths import api_path
+from .splices import apply_edits
 
 NOTEBOOK_POINTER = (
     "'{path}' is a notebook; text tools would edit its JSON behind the shared document. "

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..documents.cells import storable
+from ..documents.values import storable
 
 # An edit for the shared document:
 #   ("clear",)                          remove every output

@@ -97,6 +97,9 @@ class Guard:
                 raise
         finally:
             entry.duration_ms = (time.monotonic() - started) * 1000
+            with contextlib.suppress(Exception):  # before any await: only what the tool did
+                if entry.outcome != "denied":
+                    recorder.notebooks_after(entry.outcome == "ok")
             with contextlib.suppress(Exception):  # a journal that fails must not fail the call
                 entry.changes = (
                     await asyncio.shield(recorder.after(entry.outcome == "ok"))

@@ -27,6 +27,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Awareness, Doc, Text, create_awareness_message
 
+from ..documents import awareness as in_room
 from ..documents import cells as nb
 from ..documents.paths import api_path
 from ..errors import ToolError
@@ -202,7 +203,9 @@ class Presence:
         decides it: an agent never turns autosave on for a person who turned it off."""
         if room is None:
             return True
-        votes = [s.get("autosave", True) for s in room.awareness.states.values() if s and not _is_agent(s)]
+        votes = [
+            s.get("autosave", True) for s in room.awareness.states.values() if s and not in_room.is_agent(s)
+        ]
         return any(votes) if votes else True
 
     async def stop(self) -> None:
@@ -224,14 +227,12 @@ class Presence:
             return []
         found: dict[str, dict[str, Any]] = {}
         last_cells = self._last_cells.setdefault(room_id, {})
-        states = room.awareness.states
+        states = in_room.people(room.awareness)
         for client_id in set(last_cells) - set(states):
             del last_cells[client_id]
         for client_id, state in states.items():
-            user = state.get("user") if isinstance(state, dict) else None
-            if client_id == room.awareness.client_id or not isinstance(user, dict) or _is_agent(state):
-                continue
-            name = str(user.get("display_name") or user.get("name") or user.get("username") or "someone")
+            user = state["user"]
+            name = in_room.name(state) or "someone"
             person = {"name": name}
             cursors = state.get("cursors")
             if isinstance(cursors, list) and cursors and isinstance(cursors[0], dict):
@@ -306,8 +307,3 @@ def _user(agent: Agent) -> dict[str, Any]:
         "color": agent.color,
         "bot": True,
     }
-
-
-def _is_agent(state: dict[str, Any]) -> bool:
-    user = state.get("user")
-    return bool(isinstance(user, dict) and user.get("bot")) or "mcp" in state

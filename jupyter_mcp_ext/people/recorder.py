@@ -30,6 +30,7 @@ class Recorder:
         self._only = changes.targets(tool, args)
         self._notebooks: dict[str, tuple[Any, changes.Snapshot]] = {}
         self._file: dict[str, Any] | None = None
+        self._notebook_changes: list[Change] | None = None
 
     def opened(self, path: str, doc: Any) -> None:
         """The tool opened a notebook: keep how it is before the tool changes it (the first open)."""
@@ -63,7 +64,19 @@ class Recorder:
             if self._file["deleting"]:
                 self._file["model"] = await self._model(path)
 
+    def notebooks_after(self, ok: bool) -> None:
+        """Snapshot the notebooks now, synchronously, as the tool returns: a person's keystrokes
+        queued behind the call land at the next await, and would otherwise count as the agent's
+        change (and a revert would take them out)."""
+        self._notebook_changes = self._diff_notebooks(ok)
+
     async def after(self, ok: bool) -> list[Change]:
+        found = self._notebook_changes if self._notebook_changes is not None else self._diff_notebooks(ok)
+        if self._file and (not self._notebooks or self._file["path"] not in self._notebooks):
+            found += await self._file_changes()
+        return found
+
+    def _diff_notebooks(self, ok: bool) -> list[Change]:
         found: list[Change] = []
         for doc, before in self._notebooks.values():
             only = None
@@ -71,8 +84,6 @@ class Recorder:
                 had = set(before.order)
                 only = self._only | {cid for cid in nb.ids(doc) if cid not in had}
             found += changes.diff(before, changes.snapshot(doc, only), run=self.run, ran=self.run and ok)
-        if self._file and (not self._notebooks or self._file["path"] not in self._notebooks):
-            found += await self._file_changes()
         return found
 
     async def _file_changes(self) -> list[Change]:

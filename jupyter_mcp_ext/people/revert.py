@@ -13,18 +13,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_core.utils import ensure_async
-from pycrdt import Array, Map, Text
+from pycrdt import Array, Map
 
 from ..documents import cells as nb
+from ..documents.merge import Edit, apply, undo
+from ..documents.splices import apply_edits
 from ..errors import ToolError
 from .journal import Change, Entry, Journal
-from .merge import Conflict, undo_spans
 
 log = logging.getLogger(__name__)
 
 KERNEL_NOTE = "kernel state cannot be undone: variables the run set stay until the kernel restarts"
 
 Step = Callable[[], None]
+
+
+class Conflict(Exception):
+    """The change cannot be undone without guessing; the message says why (and which cell)."""
+
+
+def undo_edits(before: str, after: str, current: str) -> list[Edit]:
+    """The smallest splices of ``current`` that take ``before -> after`` back out of it."""
+    merged = undo(before, after, current)
+    if merged.conflicts:
+        raise Conflict("the text the agent wrote has been edited since")
+    return merged.edits
 
 
 @dataclass
@@ -110,11 +123,12 @@ class Reverter:
                 raise Conflict(f"'{path}' has been edited since it was created")
             await ensure_async(contents.delete(path))
             return
-        spans = undo_spans(change.before, change.after, current)
-        updated = current
-        for start, end, text in spans:
-            updated = updated[:start] + text + updated[end:]
-        await files.write_text(path, updated)
+        updated = apply(current, undo_edits(change.before, change.after, current))
+        try:  # based on the text just read: an edit landing in between is kept, or refused
+            await files.write_text(path, updated, base=current)
+        except ToolError as err:
+            why = str(err).split("Read it again")[0].strip()  # what follows is advice to an agent
+            raise Conflict(f"'{path}' could not be put back: {why}") from err
 
 
 def _plan(doc: Any, change: Change) -> Step:
@@ -203,7 +217,8 @@ def _plan_update(doc: Any, change: Change) -> Step:
     if i is None:
         raise Conflict("the cell has been deleted since")
     ycell = doc.ycells[i]
-    spans = undo_spans(change.before or "", change.after or "", str(ycell["source"]))
+    current = str(ycell["source"])
+    changes = undo_edits(change.before or "", change.after or "", current)
     was_type, new_type = change.undo.get("type", [None, None])
     was_meta, new_meta = change.undo.get("metadata", [None, None])
     retype = was_type != new_type and ycell.get("cell_type") == new_type
@@ -220,15 +235,7 @@ def _plan_update(doc: Any, change: Change) -> Step:
         if retype:
             nb.set_type(doc, k, was_type)
         target = doc.ycells[k]
-        text: Text = target["source"]
-        current = str(text)
-        for start, end, replacement in spans:  # last first, in characters; pycrdt counts UTF-8 bytes
-            at = len(current[:start].encode())
-            length = len(current[start:end].encode())
-            if length:
-                del text[at : at + length]
-            if replacement:
-                text.insert(at, replacement)
+        apply_edits(target["source"], current, changes)  # the splices update_cell uses
         if restore_meta:
             target["metadata"] = Map(was_meta)
 

@@ -11,6 +11,7 @@ from jupyter_core.utils import ensure_async
 from pydantic import Field
 
 from ..documents import cells as nb
+from ..documents import values
 from ..errors import ToolError
 from ..kernels.runs import Run
 from . import outputs
@@ -74,7 +75,7 @@ class InsertAndExecute(Args):
 async def insert_and_execute(ctx: ToolContext, args: InsertAndExecute) -> ToolResult:
     """Insert a code cell (default: at the end) and run it; returns its id and outputs. Cancelling
     interrupts only if interrupt_on_cancel."""
-    nb.check_source_size(args.source, ctx.services.limits.max_source_chars)
+    values.check_source_size(args.source, ctx.services.limits.max_source_chars)
     path, doc = await ctx.open_notebook(args.path)
     at = nb.position(doc, before=args.before, after=args.after, index=args.index)
     (cell_id,) = nb.insert(doc, at, [{"cell_type": "code", "source": args.source}])

@@ -37,6 +37,7 @@ from tornado.web import HTTPError
 
 from .._version import __version__
 from ..documents import cells as nb
+from ..documents import values
 from ..documents.paths import walk
 from ..errors import ToolError
 from .authz import handler_of, is_allowed
@@ -196,7 +197,7 @@ class NotebookResources:
             else:
                 model = await ensure_async(self.services.contents.get(api, type="notebook", content=True))
                 notebook = model["content"]
-                if (where := nb.nonfinite_at(notebook)) is not None:
+                if (where := values.nonfinite_at(notebook)) is not None:
                     raise ToolError(nb.not_json(where))
         except ToolError as err:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Resource {params.uri}: {err}") from None
