@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Float, Int
+from traitlets import Float, Int, List, Unicode
 
 from .documents.rooms import DocumentService
+from .documents.secrets import DEFAULT_DENIED, DeniedFiles
 from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
@@ -74,12 +75,24 @@ class MCPExtensionApp(ExtensionApp):
     max_download_bytes = Int(
         1_000_000, config=True, help="Largest file, in bytes, download_file returns (before base64)."
     )
+    denied_files = List(
+        Unicode(),
+        list(DEFAULT_DENIED),
+        config=True,
+        help="Patterns of secret files agents may not read, write, move or delete (case-insensitive; "
+        "without a slash, the file's name: '*.pem'; with one, the end of its path: '.git/config'). "
+        "Symbolic links are followed. An empty list turns the check off.",
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
+        denied = DeniedFiles(self.denied_files)
         documents = DocumentService(
-            serverapp.web_app.settings, serverapp.contents_manager, idle_timeout=self.room_idle_timeout
+            serverapp.web_app.settings,
+            serverapp.contents_manager,
+            idle_timeout=self.room_idle_timeout,
+            denied=denied,
         )
         kernels = KernelService(
             serverapp, idle_timeout=self.kernel_idle_timeout, keep_chars=self.max_document_output_bytes
@@ -107,6 +120,7 @@ class MCPExtensionApp(ExtensionApp):
                 serverapp.contents_manager,
                 max_file_bytes=self.max_file_bytes,
                 max_download_bytes=self.max_download_bytes,
+                denied=denied,
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
         )

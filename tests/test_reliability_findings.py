@@ -4,8 +4,11 @@ their session, runs another user could read, progress without a run id, and secr
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import resource
 import warnings
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,7 +22,7 @@ from traitlets.config import Config
 
 from jupyter_mcp_ext.tools.resources import notebook_uri
 
-from .mcp_client import connect
+from .mcp_client import connect, fails, ok
 from .yclient import YPeer
 
 IDLE_SECONDS = 2.0
@@ -30,6 +33,8 @@ def jp_server_config(jp_server_config: Config) -> Config:
     # A session with no request in flight for this long is closed by the SDK (a client that vanished).
     jp_server_config.MCPExtensionApp.session_idle_timeout = IDLE_SECONDS
     jp_server_config.ServerApp.identity_provider_class = TwoUsers
+    # Hidden files served, as many set it: the deny-list, not the hidden-file rule, keeps .env away.
+    jp_server_config.ContentsManager.allow_hidden = True
     return jp_server_config
 
 
@@ -183,3 +188,97 @@ async def test_subscribers_share_a_watcher_and_one_leaving_keeps_the_others(
     with anyio.fail_after(5):
         while watcher_tasks():
             await asyncio.sleep(0.05)
+
+
+# -- finding 9: run ids in progress, runs tied to their user, secret files --------------------------
+
+SLOW_PRINT = "import time\nfor i in range(4):\n    print('step', i, flush=True)\n    time.sleep(0.5)"
+
+
+async def test_a_client_that_drops_mid_call_finds_its_run_from_the_first_progress(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("drop.ipynb")
+    messages: list[str] = []
+    first = asyncio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+        first.set()
+
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "execute_code", path=path, code="1")  # the kernel is up: the run starts at once
+        call = asyncio.create_task(
+            agent.call_tool("execute_code", {"path": path, "code": SLOW_PRINT}, progress_callback=on_progress)
+        )
+        with anyio.fail_after(30):
+            await first.wait()
+        call.cancel()  # the client drops: it never sees the result, only that first notification
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+    assert messages[0].startswith("execution "), messages
+    execution_id = messages[0].split()[1]
+    async with connect(server_url, jp_auth_header) as again:
+        run = await ok(again, "get_execution", execution_id=execution_id, wait=30)
+    assert run["status"] == "ok"
+    assert "step 3" in run["cells"][0]["outputs"][0]["text"]
+
+
+async def test_runs_are_visible_only_to_the_user_who_started_them(server_url, jp_auth_header, make_notebook):
+    path = make_notebook("mine.ipynb")
+    async with (
+        connect(server_url, jp_auth_header) as alice,
+        connect(server_url, bob(jp_auth_header)) as other,
+    ):
+        started = await ok(alice, "execute_code", path=path, code="print('alice was here')")
+        execution_id = started["execution_id"]
+        assert "No execution" in await fails(other, "get_execution", execution_id=execution_id)
+        again = await ok(alice, "get_execution", execution_id=execution_id)
+    assert "alice was here" in again["cells"][0]["outputs"][0]["text"]
+
+
+SECRETS = {
+    "id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "keys/server.pem": "-----BEGIN CERTIFICATE-----",
+    "deploy/credentials.json": '{"token": "s3cr3t"}',
+    "tls/site.KEY": "-----BEGIN PRIVATE KEY-----",
+    "proj/.git/config": "[remote]\nurl = https://user:pat@example.com",
+}
+
+
+@pytest.fixture
+def secret_files(jp_root_dir: Path) -> Path:
+    for name, content in SECRETS.items():
+        (jp_root_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (jp_root_dir / name).write_text(content)
+    (jp_root_dir / ".env").write_text("API_KEY=s3cr3t")
+    (jp_root_dir / ".env.local").write_text("API_KEY=s3cr3t")
+    os.symlink(".env", jp_root_dir / "settings.txt")  # a link with an ordinary name, to a secret
+    os.symlink("keys", jp_root_dir / "certs")  # a folder link: certs/server.pem is keys/server.pem
+    (jp_root_dir / "notes.txt").write_text("ordinary")
+    return jp_root_dir
+
+
+async def test_secret_files_are_refused_by_name_and_through_links(
+    server_url, jp_auth_header, make_notebook, secret_files
+):
+    notebook = make_notebook("aws_credentials.ipynb", cells=["key = 'AKIA...'"])
+    async with connect(server_url, jp_auth_header) as agent:
+        for path in [*SECRETS, ".env", ".env.local", "settings.txt", "certs/server.pem"]:
+            for tool in ("read_file", "download_file"):
+                message = await fails(agent, tool, path=path)
+                assert "denied_files" in message and "secret" in message, message
+                assert "s3cr3t" not in message and "BEGIN" not in message
+        assert "denied_files" in await fails(agent, "write_file", path="settings.txt", content="API_KEY=x")
+        assert "denied_files" in await fails(
+            agent, "edit_file", path="id_rsa", old_string="BEGIN", new_string="x"
+        )
+        assert "denied_files" in await fails(agent, "rename_path", path="id_rsa", new_path="id.txt")
+        assert "denied_files" in await fails(agent, "rename_path", path="notes.txt", new_path="notes.pem")
+        assert "denied_files" in await fails(agent, "delete_path", path="keys/server.pem")
+        assert "denied_files" in await fails(agent, "get_notebook", path=notebook)
+        assert "denied_files" in await fails(agent, "create_notebook", path="credentials.ipynb")
+        assert "ordinary" in (await ok(agent, "read_file", path="notes.txt"))["content"]
+    assert (secret_files / ".env").read_text() == "API_KEY=s3cr3t"
+    assert (secret_files / "id_rsa").exists() and (secret_files / "keys/server.pem").exists()
+    assert not (secret_files / "notes.pem").exists()

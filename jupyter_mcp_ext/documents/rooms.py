@@ -22,14 +22,23 @@ from tornado.web import HTTPError
 from ..errors import ToolError
 from .cells import mark_dirty
 from .paths import api_path, without_root
+from .secrets import DEFAULT_DENIED, DeniedFiles
 
 log = logging.getLogger(__name__)
 
 
 class DocumentService:
-    def __init__(self, settings: dict[str, Any], contents: Any, *, idle_timeout: float):
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        contents: Any,
+        *,
+        idle_timeout: float,
+        denied: DeniedFiles | None = None,
+    ):
         self._settings = settings
         self.contents = contents
+        self.denied = denied or DeniedFiles(DEFAULT_DENIED)
         self.idle_timeout = idle_timeout
         self._agent_rooms: dict[str, float] = {}  # room id -> last use (monotonic seconds)
         self._evictor: asyncio.Task[None] | None = None
@@ -47,6 +56,7 @@ class DocumentService:
     async def resolve(self, path: str) -> str:
         """The API path of an existing notebook, or a ToolError that says what to do."""
         api = await api_path(path, self.contents)
+        self.denied.check(api, self.contents, given=path)
         if not api.endswith(".ipynb"):
             raise ToolError(f"'{path}' is not a notebook (.ipynb). Notebook tools take .ipynb paths.")
         if not await ensure_async(self.contents.file_exists(api)):

@@ -23,6 +23,7 @@ from tornado.web import HTTPError
 from ..errors import ToolError
 from .cells import mark_dirty, splice
 from .paths import api_path
+from .secrets import DEFAULT_DENIED, DeniedFiles
 
 NOTEBOOK_POINTER = (
     "'{path}' is a notebook; text tools would edit its JSON behind the shared document. "
@@ -41,10 +42,17 @@ class TextFile:
 
 class TextDocumentService:
     def __init__(
-        self, settings: dict[str, Any], contents: Any, *, max_file_bytes: int, max_download_bytes: int
+        self,
+        settings: dict[str, Any],
+        contents: Any,
+        *,
+        max_file_bytes: int,
+        max_download_bytes: int,
+        denied: DeniedFiles | None = None,
     ):
         self._settings = settings
         self.contents = contents
+        self.denied = denied or DeniedFiles(DEFAULT_DENIED)
         self.max_file_bytes = max_file_bytes
         self.max_download_bytes = max_download_bytes
 
@@ -57,6 +65,7 @@ class TextDocumentService:
         api = await api_path(path, self.contents)
         if not api:
             raise ToolError("A file path is needed; list_files shows what is there.")
+        self.denied.check(api, self.contents, given=path)
         if text_only and api.endswith(".ipynb"):
             raise ToolError(NOTEBOOK_POINTER.format(path=path))
         if await ensure_async(self.contents.dir_exists(api)):
