@@ -37,8 +37,15 @@ def server() -> Iterator[ServerProcess]:
 
 
 def on_disk(server: ServerProcess, path: str) -> str:
-    """The file as saved; it must be a valid notebook."""
-    notebook = nbformat.read(server.root / path, as_version=4)
+    """The file as saved; it must be a valid notebook. Jupyter rewrites a file in place, keeping a
+    copy (``.~name``) until the write is done, and reads that copy back if the file is broken: a kill
+    mid-write leaves the copy, which is what a restarted server would serve."""
+    file = server.root / path
+    try:
+        notebook = nbformat.read(file, as_version=4)
+    except ValueError:
+        notebook = nbformat.read(file.with_name(f".~{file.name}"), as_version=4)
+        figures.count("kills that landed mid-write (backup used)")
     nbformat.validate(notebook)
     return "\n".join(cell.source for cell in notebook.cells)
 

@@ -91,6 +91,7 @@ async def run_sessions(server: ServerProcess, seconds: float, latencies: list[fl
     await asyncio.gather(*(one(k) for k in range(SESSIONS)))
 
 
+@pytest.mark.timeout(300)
 async def test_sixteen_sessions_of_mixed_calls_report_p99_and_give_memory_back(server):
     await run_sessions(server, WARM_UP_SECONDS, [])  # imports, kernels, rooms: what stays anyway
     await asyncio.sleep(2)
