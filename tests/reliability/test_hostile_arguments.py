@@ -22,7 +22,7 @@ from typing import Any
 import httpx2
 import nbformat
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from jupyter_mcp_ext.tools import ALL
@@ -200,6 +200,31 @@ def arguments(tool: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+# What the review found (issue 9), always tried besides what hypothesis draws.
+REPRODUCTIONS: dict[str, list[dict[str, Any]]] = {
+    # 9.1: on the line of 22 '=' and a space, 4 million steps of backtracking (30 '=': minutes).
+    "search_notebook": [{"path": NOTEBOOK, "pattern": "(=+)+$", "regex": True}],
+    "update_cell": [{"path": NOTEBOOK, "cell_id": CELL_IDS[1], "metadata": {"inf": math.inf}}],  # 9.2
+    "insert_cells": [{"path": NOTEBOOK, "cells": [{"source": "nan", "metadata": {"x": [math.nan]}}]}],  # 9.2
+    "create_notebook": [{"path": "fuzz/inf.ipynb", "cells": [{"metadata": {"inf": -math.inf}}]}],  # 9.2
+}
+NEEDS_OTHER_FIXES = {
+    "search_notebook": "needs the regex time budget (issue 9.1)",
+    "update_cell": "needs non-finite numbers refused (issue 9.2)",
+    "insert_cells": "needs non-finite numbers refused (issue 9.2)",
+    "create_notebook": "needs non-finite numbers refused (issue 9.2)",
+}
+
+
+def tool_params() -> list[Any]:
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(reason=NEEDS_OTHER_FIXES[name], strict=True))
+        if name in NEEDS_OTHER_FIXES
+        else name
+        for name in sorted(SPECS)
+    ]
+
+
 WARM_UP: dict[str, dict[str, Any]] = {
     "create_notebook": {"path": "fuzz/warm.ipynb"},
     "write_notebook_text": {"path": "fuzz/warm.ipynb", "text": "# %%\n1"},
@@ -266,7 +291,7 @@ class RawClient:
 @pytest.fixture
 def fuzz_root(jp_root_dir: Path, make_notebook) -> Path:
     cells = [
-        {"cell_type": "markdown", "source": "# Title\nsome text", "id": CELL_IDS[0]},
+        {"cell_type": "markdown", "source": "# Title\n" + "=" * 22 + " \nsome text", "id": CELL_IDS[0]},
         {"cell_type": "code", "source": "x = 1\nprint(x)", "id": CELL_IDS[1]},
         {"cell_type": "code", "source": "y = 'ünïcode 分析'", "id": CELL_IDS[2]},
     ]
@@ -289,9 +314,14 @@ def check_notebooks(root: Path) -> int:
         if not path.read_text(errors="replace").lstrip().startswith("{"):
             continue
         found += 1
-        notebook = nbformat.read(path, as_version=4)
-        nbformat.validate(notebook)
+        text = path.read_text()
+        json.loads(text, parse_constant=_not_json)  # Python's json takes NaN and Infinity; JSON does not
+        nbformat.validate(nbformat.reads(text, as_version=4))
     return found
+
+
+def _not_json(token: str) -> Any:
+    raise AssertionError(f"a notebook on disk holds {token}, which is not JSON: JupyterLab cannot open it")
 
 
 async def still_saves(client: RawClient, root: Path) -> None:
@@ -308,7 +338,7 @@ async def still_saves(client: RawClient, root: Path) -> None:
     raise AssertionError(f"an acknowledged edit of {NOTEBOOK} was not saved within 10 s")
 
 
-@pytest.mark.parametrize("tool", sorted(SPECS))
+@pytest.mark.parametrize("tool", tool_params())
 async def test_hostile_arguments_get_a_result_or_a_tool_error(tool, server_url, jp_auth_header, fuzz_root):
     client = RawClient(server_url, jp_auth_header)
     await client.open()
@@ -351,6 +381,8 @@ async def test_hostile_arguments_get_a_result_or_a_tool_error(tool, server_url, 
                 f"the event loop froze {watchdog.lag * 1000:.0f} ms in {tool}({_short(args)})"
             )
 
+        for known in REPRODUCTIONS.get(tool, ()):
+            one_call = example(args=known)(one_call)
         await _run_given(one_call)
         await still_saves(client, fuzz_root)
     await client.close()
