@@ -50,6 +50,7 @@ CAPABILITIES_URI = "jupyter://capabilities"
 SCHEMA_VERSION = 1
 NOTEBOOK_MIME = "application/x-ipynb+json"
 MAX_LISTED = 500
+MAX_SUBSCRIPTIONS = 1000  # per session: each notebook no room holds is looked at once a second
 
 _PCHAR = set(string.ascii_letters + string.digits + "-._~" + "!$&'()*+,;=:@" + "%")
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -236,6 +237,11 @@ class NotebookResources:
     ) -> types.EmptyResult:
         api = await self._checked(ctx, params.uri, "resources/subscribe")
         key = _client_key(ctx)
+        if len(self._of_session.get(key, ())) >= MAX_SUBSCRIPTIONS and api not in self._of_session[key]:
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message=f"A session may subscribe to at most {MAX_SUBSCRIPTIONS} notebooks; unsubscribe from some first.",
+            )
         if key not in self._of_session:
             self._of_session[key] = set()
             if not _on_session_end(ctx, lambda: self._drop_session(key)):

@@ -9,11 +9,15 @@ the notebook exactly once: in the person's copy, in what the agents read, and in
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
+from collections import Counter
 
 import nbformat
 import pytest
+
+from jupyter_mcp_ext.tools.resources import notebook_uri
 
 from ..mcp_client import connect, ok
 from ..yclient import YPeer
@@ -83,8 +87,9 @@ async def test_a_person_and_four_agents_edit_one_notebook_and_nothing_is_lost_or
             person_types(person), *(agent_edits(k, ids[0], ids[1 + k]) for k in range(AGENTS))
         )
         async with connect(server_url, jp_auth_header) as reader:
-            cells = (await ok(reader, "read_cells", path=path, include_outputs=False))["cells"]
-            seen_by_agents = "\n".join(c["source"] for c in cells)
+            # The whole notebook as an agent reads it (a tool result would be cut at max_result_bytes).
+            read = await reader.read_resource(notebook_uri(path))
+            seen_by_agents = "\n".join(c["source"] for c in json.loads(read.contents[0].text)["cells"])
         wanted = set(acked)
         await person.wait_for(
             lambda nb: wanted <= set(PATTERN.findall("".join(person.sources()))), timeout=30
@@ -94,7 +99,7 @@ async def test_a_person_and_four_agents_edit_one_notebook_and_nothing_is_lost_or
     pattern = PATTERN
     for where, text in (("the person's tab", seen_by_person), ("the agents' reads", seen_by_agents)):
         found = pattern.findall(text)
-        doubled = {t for t in found if found.count(t) > 1}
+        doubled = {t for t, n in Counter(found).items() if n > 1}
         missing = set(typed + acked) - set(found)
         assert not missing, f"{len(missing)} edits missing from {where}, e.g. {sorted(missing)[:5]}"
         assert not doubled, f"edits doubled in {where}: {sorted(doubled)[:5]}"
