@@ -282,3 +282,21 @@ async def test_secret_files_are_refused_by_name_and_through_links(
     assert (secret_files / ".env").read_text() == "API_KEY=s3cr3t"
     assert (secret_files / "id_rsa").exists() and (secret_files / "keys/server.pem").exists()
     assert not (secret_files / "notes.pem").exists()
+
+
+# -- found by the reliability suite ------------------------------------------------------------------
+
+
+async def test_huge_argument_lists_and_repeated_ids_are_answered_at_once(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("ids.ipynb", cells=["x = 1", "y = 2"])
+    async with connect(server_url, jp_auth_header) as agent:
+        cell_id = (await ok(agent, "get_notebook", path=path))["cells"][0]["id"]
+        # 5,000 copies of one id: the cell once (it was rendered 5,000 times, freezing the loop ~1 s).
+        read = await ok(agent, "read_cells", path=path, cell_ids=[cell_id] * 5_000)
+        assert [c["id"] for c in read["cells"]] == [cell_id]
+        # 20,000 bad list items: refused before validation built 20,000 errors on the event loop.
+        message = await fails(agent, "insert_cells", path=path, cells=list(range(20_000)))
+        assert "more than 10000 values" in message
+        assert len((await ok(agent, "get_notebook", path=path))["cells"]) == 2

@@ -4,6 +4,7 @@ event loop's worst lag), gathered across its tests and printed once at the end o
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -35,6 +36,8 @@ class Watchdog:
     kernel message and save would see. ``lag`` is the worst lateness since the last ``reset``, counted
     only as far as the loop's thread was busy on the CPU meanwhile: on a shared machine the process
     may wait for a core, which no code of the server can cause or avoid (``wall`` keeps that too).
+    ``gc_pause`` is the longest garbage-collector pause since ``reset``: the server shares the test's
+    process, whose heap (pytest, hypothesis) makes a full collection cost more than in a server alone.
     """
 
     TICK = 0.01
@@ -43,6 +46,8 @@ class Watchdog:
         self.lag = 0.0
         self.worst = 0.0
         self.wall = 0.0
+        self.gc_pause = 0.0
+        self._gc_started = 0.0
         self._task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
@@ -57,13 +62,22 @@ class Watchdog:
 
     def reset(self) -> None:
         self.lag = 0.0
+        self.gc_pause = 0.0
+
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:
+            self.gc_pause = max(self.gc_pause, time.perf_counter() - self._gc_started)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Watchdog]:
         self._task = asyncio.create_task(self._run(), name="reliability watchdog")
+        gc.callbacks.append(self._on_gc)
         try:
             yield self
         finally:
+            gc.callbacks.remove(self._on_gc)
             self._task.cancel()
             with suppress(asyncio.CancelledError):
                 await self._task

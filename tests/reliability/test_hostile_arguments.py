@@ -363,6 +363,12 @@ async def test_hostile_arguments_get_a_result_or_a_tool_error(tool, server_url, 
             await asyncio.sleep(0.02)  # the watchdog's view starts clean
             watchdog.reset()
             status, message, text = await client.call(tool, args)
+            if watchdog.lag >= MAX_LAG and watchdog.gc_pause >= watchdog.lag / 2:
+                # The collector of the test's own big heap stopped the loop: measure the call again.
+                figures.count("calls measured again after a garbage-collector pause")
+                await asyncio.sleep(0.02)
+                watchdog.reset()
+                status, message, text = await client.call(tool, args)
             figures.count("hostile inputs tried")
             if status == 400 and message is not None and message.get("error", {}).get("code") == -32700:
                 # JSON nested hundreds deep, or with an escaped lone surrogate, is refused by the SDK's
