@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Int, Unicode
+from traitlets import Bool, Float, Int, List, Unicode
 
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
 from .documents.blank import BlankNotebooks
 from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
+from .documents.secrets import DEFAULT_DENIED, DeniedFiles
 from .documents.text_files import TextDocumentService
 from .endpoint import startup_line
 from .kernels.runs import ExecutionService
@@ -155,15 +156,25 @@ class MCPExtensionApp(ExtensionApp):
         "is saved anyway (the collaboration layer waits for changes to pause: an agent editing "
         "steadily or a cell streaming output would postpone it without end). None: never forced.",
     )
+    denied_files = List(
+        Unicode(),
+        list(DEFAULT_DENIED),
+        config=True,
+        help="Patterns of secret files agents may not read, write, move or delete (case-insensitive; "
+        "without a slash, the file's name: '*.pem'; with one, the end of its path: '.git/config'). "
+        "Symbolic links are followed. An empty list turns the check off.",
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
+        denied = DeniedFiles(self.denied_files)
         documents = DocumentService(
             serverapp.web_app.settings,
             serverapp.contents_manager,
             idle_timeout=self.room_idle_timeout,
             max_save_delay=self.max_save_delay,
+            denied=denied,
         )
         BlankNotebooks(serverapp.web_app.settings, serverapp.contents_manager).listen(serverapp.event_logger)
         kernels = KernelService(
@@ -193,6 +204,7 @@ class MCPExtensionApp(ExtensionApp):
                 serverapp.contents_manager,
                 max_file_bytes=self.max_file_bytes,
                 max_download_bytes=self.max_download_bytes,
+                denied=denied,
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
             revisions=Revisions(self.revision_memory_bytes),

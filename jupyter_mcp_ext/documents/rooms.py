@@ -24,6 +24,7 @@ from .blank import drop_filler
 from .cells import mark_dirty
 from .paths import api_path, canonical, without_root
 from .saving import SaveDeadline
+from .secrets import DEFAULT_DENIED, DeniedFiles
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +37,12 @@ class DocumentService:
         *,
         idle_timeout: float,
         max_save_delay: float | None = None,
+        denied: DeniedFiles | None = None,
     ):
         self._settings = settings
         self.saves = SaveDeadline(settings, max_save_delay)
         self.contents = contents
+        self.denied = denied or DeniedFiles(DEFAULT_DENIED)
         self.idle_timeout = idle_timeout
         self._agent_rooms: dict[str, float] = {}  # room id -> last use (monotonic seconds)
         self._evictor: asyncio.Task[None] | None = None
@@ -56,8 +59,10 @@ class DocumentService:
 
     async def resolve(self, path: str) -> str:
         """The API path of an existing notebook, or a ToolError that says what to do."""
+        api = await api_path(path, self.contents)
+        self.denied.check(api, self.contents, given=path)
         # A link to a notebook opens the notebook's own room, not a second one for the same file.
-        api = canonical(await api_path(path, self.contents), self.contents)
+        api = canonical(api, self.contents)
         if not api.endswith(".ipynb"):
             raise ToolError(f"'{path}' is not a notebook (.ipynb). Notebook tools take .ipynb paths.")
         if not await ensure_async(self.contents.file_exists(api)):

@@ -25,6 +25,7 @@ from . import activity
 from .cells import mark_dirty
 from .merge import Edit, apply, describe_conflicts, edits, merge
 from .paths import api_path
+from .secrets import DEFAULT_DENIED, DeniedFiles
 from .splices import apply_edits
 
 NOTEBOOK_POINTER = (
@@ -52,10 +53,17 @@ class TextFile:
 
 class TextDocumentService:
     def __init__(
-        self, settings: dict[str, Any], contents: Any, *, max_file_bytes: int, max_download_bytes: int
+        self,
+        settings: dict[str, Any],
+        contents: Any,
+        *,
+        max_file_bytes: int,
+        max_download_bytes: int,
+        denied: DeniedFiles | None = None,
     ):
         self._settings = settings
         self.contents = contents
+        self.denied = denied or DeniedFiles(DEFAULT_DENIED)
         self.max_file_bytes = max_file_bytes
         self.max_download_bytes = max_download_bytes
 
@@ -68,6 +76,7 @@ class TextDocumentService:
         api = await api_path(path, self.contents)
         if not api:
             raise ToolError("A file path is needed; list_files shows what is there.")
+        self.denied.check(api, self.contents, given=path)
         if text_only and api.endswith(".ipynb"):
             raise ToolError(NOTEBOOK_POINTER.format(path=path))
         if await ensure_async(self.contents.dir_exists(api)):

@@ -59,6 +59,7 @@ class Run:
     kernel_id: str
     cells: list[CellRun]
     stop_on_error: bool
+    owner: str | None = None  # the user who started it: only they see it with get_execution
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
     queued_behind: str | None = None
@@ -88,16 +89,23 @@ class ExecutionService:
         self._last_finished: str | None = None
         kernels.on_kernel_event(self._on_kernel_event)
 
-    def get(self, execution_id: str) -> Run:
+    def get(self, execution_id: str, owner: str | None) -> Run:
+        """The run, for the user who started it; to anyone else it does not exist."""
         run = self.runs.get(execution_id)
-        if run is None:
+        if run is None or run.owner != owner:
             raise ToolError(
                 f"No execution '{execution_id}' (finished runs are kept for a while, then forgotten)."
             )
         return run
 
     async def start(
-        self, path: str, kernel_id: str, cells: list[tuple[str | None, str]], *, stop_on_error: bool
+        self,
+        path: str,
+        kernel_id: str,
+        cells: list[tuple[str | None, str]],
+        *,
+        stop_on_error: bool,
+        owner: str | None = None,
     ) -> Run:
         """Queue cells ``(cell id or None for scratch code, code)`` on the kernel; returns at once."""
         link = await self.kernels.link(kernel_id)
@@ -108,6 +116,7 @@ class ExecutionService:
             kernel_id=kernel_id,
             cells=[CellRun(cid, code, OutputModel(self.max_document_output_bytes)) for cid, code in cells],
             stop_on_error=stop_on_error,
+            owner=owner,
         )
         if link.lock.locked():
             run.queued_behind = next(

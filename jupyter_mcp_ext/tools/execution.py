@@ -110,7 +110,7 @@ class GetExecution(Args):
 @tool("get_execution", GetExecution, RUN_RESULT, resource="kernels", action="execute")
 async def get_execution(ctx: ToolContext, args: GetExecution) -> ToolResult:
     """State and outputs so far of a run that outlived its call."""
-    run = ctx.services.execution.get(args.execution_id)
+    run = ctx.services.execution.get(args.execution_id, _principal(ctx))
     return await _finish(ctx, run, args.wait, False, started_here=False)
 
 
@@ -125,7 +125,14 @@ async def _start(
         await ctx.require("kernels", "write", "starting a kernel")
 
     kernel_id = await ctx.services.kernels.bind(path, kernel_name, before_start=may_start)
-    return await ctx.services.execution.start(path, kernel_id, cells, stop_on_error=stop)
+    return await ctx.services.execution.start(
+        path, kernel_id, cells, stop_on_error=stop, owner=_principal(ctx)
+    )
+
+
+def _principal(ctx: ToolContext) -> str | None:
+    """Who calls: runs belong to the user who started them."""
+    return ctx.handler.current_user.username if ctx.handler is not None else None
 
 
 async def _finish(
@@ -143,6 +150,9 @@ async def _finish(
     deadline = time.monotonic() + wait
     reported = 0
     try:
+        if started_here:
+            # The run's id comes first, so a client that drops mid-call can find it with get_execution.
+            await ctx.request.session.report_progress(0, message=f"execution {run.id} started")
         while not run.done.is_set() and (left := deadline - time.monotonic()) > 0:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(left):
@@ -156,7 +166,9 @@ async def _finish(
             if changed.is_set():
                 changed.clear()
                 reported += 1
-                await ctx.request.session.report_progress(reported, message=_last_line(run))
+                await ctx.request.session.report_progress(
+                    reported, message=f"execution {run.id}: {_last_line(run)}"
+                )
                 # At most ~10 progress notifications a second, without delaying the end of the run.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(run.done.wait(), min(0.1, max(0.0, deadline - time.monotonic())))

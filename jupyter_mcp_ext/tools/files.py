@@ -221,6 +221,8 @@ async def rename_path(ctx: ToolContext, args: RenamePath) -> ToolResult:
     contents = ctx.services.contents
     old = await api_path(args.path, contents)
     new = await api_path(args.new_path, contents, what="new_path")
+    for api, given in ((old, args.path), (new, args.new_path)):
+        ctx.services.text_documents.denied.check(api, contents, given=given)
     if not old or not new:
         raise ToolError("The server root cannot be renamed, nor anything renamed to it.")
     if not await ensure_async(contents.exists(old)):
@@ -268,6 +270,7 @@ async def delete_path(ctx: ToolContext, args: DeletePath) -> ToolResult:
     api = await api_path(args.path, contents)
     if not api:
         raise ToolError("The server root cannot be deleted; give a path inside it.")
+    ctx.services.text_documents.denied.check(api, contents, given=args.path)
     if not await ensure_async(contents.exists(api)):
         raise ToolError(f"Nothing at '{args.path}'. list_files shows what is there.")
     try:

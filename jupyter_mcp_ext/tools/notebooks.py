@@ -94,6 +94,7 @@ async def create_notebook(ctx: ToolContext, args: CreateNotebook) -> ToolResult:
     server's default kernel. Returns the new cell ids."""
     services = ctx.services
     path = await api_path(args.path, services.contents)
+    services.documents.denied.check(path, services.contents, given=args.path)
     if not path.endswith(".ipynb"):
         raise ToolError(f"'{args.path}' must end in .ipynb.")
     if await ensure_async(services.contents.file_exists(path)) or await ensure_async(

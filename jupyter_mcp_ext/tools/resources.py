@@ -7,22 +7,21 @@ itself may also keep RFC 3986 sub-delimiters (``+``, ``(``, ...) as they are. A 
 segment, an absolute path, an encoded slash, a query or fragment and a malformed or non-UTF-8
 encoding are refused before any file is looked at.
 
-Subscriptions (``resources/subscribe`` in the handshake era, ``subscriptions/listen`` in 2026) are
-served by one watcher per notebook: it observes the live shared document while a room holds the
-notebook (so a person's keystrokes count as much as an agent's edits) and the file's modification
-time while none does, and sends ``notifications/resources/updated`` once changes pause.
+Subscriptions (``resources/subscribe`` in the handshake era, ``subscriptions/listen`` in 2026) share
+one watcher per notebook (``documents/watchers.py``), which sends ``notifications/resources/updated``
+once changes pause. A session's subscriptions end with the session (DELETE, idle timeout), a listen
+stream's with the stream.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
 import re
 import string
-import time
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote_to_bytes
 
@@ -32,13 +31,13 @@ from jupyter_core.utils import ensure_async
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
-from pycrdt import Map
 from tornado.web import HTTPError
 
 from .._version import __version__
 from ..documents import cells as nb
 from ..documents import values
 from ..documents.paths import walk
+from ..documents.watchers import NotebookWatchers
 from ..errors import ToolError
 from .authz import handler_of, is_allowed
 
@@ -53,8 +52,7 @@ CAPABILITIES_URI = "jupyter://capabilities"
 SCHEMA_VERSION = 1
 NOTEBOOK_MIME = "application/x-ipynb+json"
 MAX_LISTED = 500
-POLL_SECONDS = 0.25
-QUIET_SECONDS = 0.3  # changes closer together than this are one notification
+MAX_SUBSCRIPTIONS = 1000  # per session: each notebook no room holds is looked at once a second
 
 _PCHAR = set(string.ascii_letters + string.digits + "-._~" + "!$&'()*+,;=:@" + "%")
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -117,19 +115,6 @@ def _client_key(ctx: ServerRequestContext[Any]) -> str:
     return headers.get("mcp-session-id") or f"request:{id(ctx.session)}"
 
 
-@dataclass
-class _Watch:
-    api: str
-    sessions: dict[str, Any] = field(default_factory=dict)  # MCP session id -> a ServerSession of it
-    listeners: int = 0
-    changed_at: float | None = None
-    task: asyncio.Task[None] | None = None
-
-    @property
-    def wanted(self) -> bool:
-        return bool(self.sessions) or self.listeners > 0
-
-
 class NotebookResources:
     """The resource handlers the MCP server is built with."""
 
@@ -137,7 +122,14 @@ class NotebookResources:
         self.services = services
         self.bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self.bus)
-        self._watches: dict[str, _Watch] = {}
+        self.watchers = NotebookWatchers(
+            lambda api: services.text_documents.live_document(api, "notebook", "json"),
+            services.contents,
+            self._notify,
+        )
+        self._subscribers: dict[str, dict[str, tuple[Any, str]]] = {}  # api -> session -> (session, uri)
+        self._listening: dict[str, Counter[str]] = {}  # api -> uri -> open listen streams
+        self._of_session: dict[str, set[str]] = {}  # MCP session -> the notebooks it subscribed to
 
     # -- listing and reading -------------------------------------------------------------
 
@@ -251,91 +243,88 @@ class NotebookResources:
         self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         api = await self._checked(ctx, params.uri, "resources/subscribe")
-        self._watch(params.uri, api).sessions[_client_key(ctx)] = ctx.session
+        key = _client_key(ctx)
+        if len(self._of_session.get(key, ())) >= MAX_SUBSCRIPTIONS and api not in self._of_session[key]:
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message=f"A session may subscribe to at most {MAX_SUBSCRIPTIONS} notebooks; unsubscribe from some first.",
+            )
+        if key not in self._of_session:
+            self._of_session[key] = set()
+            if not _on_session_end(ctx, lambda: self._drop_session(key)):
+                log.warning("Cannot see when MCP sessions end: subscriptions stay until unsubscribed")
+        self._of_session[key].add(api)
+        self._subscribers.setdefault(api, {})[key] = (ctx.session, params.uri)
+        await self.watchers.watch(api)
         return types.EmptyResult()
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        watch = self._watches.get(params.uri)
-        if watch is not None:
-            watch.sessions.pop(_client_key(ctx), None)
+        key = _client_key(ctx)
+        for api, subscribers in list(self._subscribers.items()):
+            if subscribers.get(key, (None, None))[1] == params.uri:
+                del subscribers[key]
+                self._of_session.get(key, set()).discard(api)
+                self._release(api)
         return types.EmptyResult()
 
     async def listen(
         self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
-        """The SDK's listen stream, with a watcher for each notebook URI it asks for while it lasts."""
-        watches = []
+        """The SDK's listen stream, with the notebooks it asks for watched while it lasts."""
+        wanted = []
         for uri in params.notifications.resource_subscriptions or ():
             if uri.startswith(SCHEME):
-                watches.append(self._watch(uri, await self._checked(ctx, uri, "subscriptions/listen")))
-        for watch in watches:
-            watch.listeners += 1
+                wanted.append((await self._checked(ctx, uri, "subscriptions/listen"), uri))
+        for api, uri in wanted:
+            self._listening.setdefault(api, Counter())[uri] += 1
+            await self.watchers.watch(api)
         try:
             return await self._listen(ctx, params)
         finally:
-            for watch in watches:
-                watch.listeners -= 1
+            for api, uri in wanted:
+                self._listening[api][uri] -= 1
+                self._release(api)
 
-    def _watch(self, uri: str, api: str) -> _Watch:
-        watch = self._watches.get(uri)
-        if watch is None:
-            watch = self._watches[uri] = _Watch(api)
-        if watch.task is None or watch.task.done():
-            watch.task = asyncio.create_task(self._follow(uri, watch), name=f"jupyter-mcp-ext watch {uri}")
-        return watch
+    def _drop_session(self, key: str) -> None:
+        """The session ended (DELETE, idle timeout, server stop): its subscriptions go with it."""
+        for api in self._of_session.pop(key, set()):
+            self._subscribers.get(api, {}).pop(key, None)
+            self._release(api)
 
-    async def _follow(self, uri: str, watch: _Watch) -> None:
-        """Notify subscribers of ``uri`` after changes pause, for as long as anyone subscribes."""
-        observed: Any = None
-        subscriptions: list[tuple[Any, Any]] = []
+    def _release(self, api: str) -> None:
+        """Stop watching ``api`` once no session subscribes to it and no stream listens for it."""
+        if not self._subscribers.get(api):
+            self._subscribers.pop(api, None)
+        listening = self._listening.get(api)
+        if listening is not None and not +listening:
+            del self._listening[api]
+        if api not in self._subscribers and api not in self._listening:
+            self.watchers.unwatch(api)
 
-        def changed(*_: Any) -> None:
-            watch.changed_at = time.monotonic()
-
-        def unobserve() -> None:
-            for shared, sub in subscriptions:
-                with contextlib.suppress(Exception):
-                    shared.unobserve(sub)
-            subscriptions.clear()
-
-        mtime = await self._mtime(watch.api)
-        await asyncio.sleep(0)  # the subscribe call returns before the first look
-        try:
-            while watch.wanted:
-                doc = await self.services.text_documents.live_document(watch.api, "notebook", "json")
-                if doc is not observed:
-                    unobserve()
-                    observed = doc
-                    if doc is not None:
-                        for shared in (doc.ycells, doc.ydoc.get("meta", type=Map)):
-                            subscriptions.append((shared, shared.observe_deep(changed)))
-                now_mtime = await self._mtime(watch.api)
-                if doc is None and now_mtime != mtime:
-                    changed()  # changed on disk with no room open (another tool, a git pull, ...)
-                mtime = now_mtime
-                if watch.changed_at is not None and time.monotonic() - watch.changed_at >= QUIET_SECONDS:
-                    watch.changed_at = None
-                    await self._notify(uri, watch)
-                await asyncio.sleep(POLL_SECONDS)
-        finally:
-            unobserve()
-            if self._watches.get(uri) is watch and not watch.wanted:
-                del self._watches[uri]
-
-    async def _mtime(self, api: str) -> Any:
-        try:
-            model = await ensure_async(self.services.contents.get(api, content=False))
-        except Exception:
-            return None
-        return model.get("last_modified")
-
-    async def _notify(self, uri: str, watch: _Watch) -> None:
-        for key, session in list(watch.sessions.items()):
+    async def _notify(self, api: str) -> None:
+        for key, (session, uri) in list(self._subscribers.get(api, {}).items()):
             try:
                 await session.send_resource_updated(uri)
             except Exception:
-                watch.sessions.pop(key, None)  # the client's session is gone
-        if watch.listeners:
-            await self.bus.publish(ResourceUpdated(uri=uri))
+                self._subscribers.get(api, {}).pop(key, None)  # the client's session is gone
+        for uri, count in (self._listening.get(api) or Counter()).items():
+            if count > 0:
+                await self.bus.publish(ResourceUpdated(uri=uri))
+
+
+def _on_session_end(ctx: ServerRequestContext[Any], callback: Callable[[], None]) -> bool:
+    """Run ``callback`` when the request's MCP session ends, however it ends.
+
+    The SDK unwinds a connection's public ``exit_stack`` when its session closes (client DELETE, idle
+    timeout, server stop), but hands request handlers no public way to the connection: it is the
+    private ``_connection`` of ``ctx.session`` (mcp 2.3). If that moves, this returns False and
+    subscriptions then last until the client unsubscribes.
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    exit_stack = getattr(connection, "exit_stack", None)
+    if exit_stack is None or getattr(connection, "session_id", None) is None:
+        return False
+    exit_stack.callback(callback)
+    return True
