@@ -35,6 +35,10 @@ OAUTH_DISCOVERY_ROUTES = [
 ]
 
 
+DRAINED_BODY_BYTES = 64 * 1024
+"""A request refused for its credentials has a body up to this size read (and dropped) first."""
+
+
 def body_limit(max_file_bytes: int) -> int:
     """Largest request body: a file of ``max_file_bytes`` fits as a JSON string even if escaping doubles it."""
     return max(4 * 1024 * 1024, 2 * max_file_bytes + 1024 * 1024)
@@ -62,6 +66,7 @@ class MCPHandler(APIHandler):
         self.max_body_bytes = max_body_bytes
         self._body = bytearray()
         self._too_large = False
+        self._refusal: str | None = None  # why a request without credentials is refused
 
     def check_xsrf_cookie(self) -> None:
         # A request nobody authenticated is refused for its missing token (below), not for XSRF:
@@ -74,15 +79,23 @@ class MCPHandler(APIHandler):
             super().check_xsrf_cookie()
 
     async def prepare(self) -> None:  # type: ignore[override]
+        refusal = None
         try:
             await super().prepare()
         except web.HTTPError as err:
-            if err.status_code == 403 and self.current_user is None and self.check_host():
-                raise web.HTTPError(403, self._credentials_problem()) from None
-            raise
-        if self.current_user is None:  # refused before any of the body is read
-            raise web.HTTPError(403, self._credentials_problem())
+            if not (err.status_code == 403 and self.current_user is None and self.check_host()):
+                raise
+            refusal = self._credentials_problem()
+        if refusal is None and self.current_user is None:
+            refusal = self._credentials_problem()
         declared = self.request.headers.get("Content-Length", "")
+        if refusal is not None:
+            if declared.isdigit() and int(declared) <= DRAINED_BODY_BYTES:
+                # A small body is read and dropped before the 403: a proxy in front (JupyterHub's)
+                # that is still sending it when the connection closes answers a 503 of its own.
+                self._refusal, self._too_large = refusal, True
+                return
+            raise web.HTTPError(403, refusal)  # refused before any of a large body is read
         if declared.isdigit() and int(declared) > self.max_body_bytes:
             raise web.HTTPError(413, self._too_large_message(int(declared)))
 
@@ -109,6 +122,8 @@ class MCPHandler(APIHandler):
         """Errors as JSON-RPC errors with a message that says what to do: agent hosts show it as is."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
         message = getattr(exc, "log_message", None) or responses.get(status_code, "Error")
+        if status_code == 403 and self._refusal is not None:
+            message = self._refusal
         self.set_header("Content-Type", "application/json")
         self.finish(_json_rpc_error(message))
 
