@@ -7,6 +7,7 @@ from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int
 
 from .documents.blank import BlankNotebooks
+from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .endpoint import startup_line
@@ -97,6 +98,13 @@ class MCPExtensionApp(ExtensionApp):
         config=True,
         help="List the tools the MCP conformance suite calls (test_reconnection); for CI only.",
     )
+    revision_memory_bytes = Int(
+        32_000_000,
+        config=True,
+        help="Bytes of cell and file texts kept, least recently used first out, to merge an agent's "
+        "whole-text write with what people typed since its read. A write whose read was forgotten "
+        "asks the agent to read again.",
+    )
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
@@ -133,6 +141,7 @@ class MCPExtensionApp(ExtensionApp):
                 max_download_bytes=self.max_download_bytes,
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
+            revisions=Revisions(self.revision_memory_bytes),
         )
         self.transport = MCPTransport(
             build_server(self.services, ALL + (conformance.TOOLS if self.conformance_tools else [])),

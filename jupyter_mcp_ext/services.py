@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
@@ -24,6 +25,7 @@ class Services:
     execution: ExecutionService
     text_documents: TextDocumentService = field(kw_only=True)
     settings: dict[str, Any] = field(kw_only=True, default_factory=dict)  # the app's effective settings
+    revisions: Revisions = field(kw_only=True, default_factory=Revisions)  # what each agent read
 
     async def stop(self) -> None:
         await self.execution.stop()

@@ -13,6 +13,7 @@ from traitlets.config import Config
 
 from .browser import CHROMIUM, lab_config, lab_tab
 from .mcp_client import connect, ok
+from .test_live_editing import source_of, wait_on_disk
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"
@@ -138,3 +139,35 @@ async def test_person_watches_the_agents_run_live_and_shares_its_kernel(
     # The tab shows [*] for the whole run: the count reaches the cell only with the reply, as when
     # JupyterLab runs a cell itself (a count mid-run makes the tab take the cell for idle).
     assert prompts_while_running == ["[*]:"] * 3
+
+
+async def test_a_person_typing_in_jupyterlab_keeps_every_keystroke_while_the_agent_rewrites_the_cell(
+    server_url, jp_auth_header, token, make_notebook, jp_root_dir
+):
+    path = make_notebook("typing.ipynb", cells=["total = 0\nfor x in range(3):\n    total += x"])
+    note = "  # a person types this"
+    async with lab_tab(server_url, token, path) as tab, connect(server_url, jp_auth_header) as agent:
+        await expect(tab.lines(0)).to_have_count(3)
+        (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
+        # The person clicks at the end of line 1 and types at 20 keys a second.
+        await tab.lines(0).nth(0).click()
+        await tab.page.keyboard.press("End")
+        typing = asyncio.create_task(tab.page.keyboard.type(note, delay=50))
+        writes = 0
+        try:
+            while not typing.done():  # meanwhile the agent rewrites the whole cell, again and again
+                writes += 1
+                source = f"total = 0\nfor x in range(3):\n    total += x * {writes}"
+                await ok(agent, "update_cell", path=path, cell_id=cell["id"], source=source)
+                await asyncio.sleep(0.2)
+            await typing
+        finally:
+            typing.cancel()
+        expected = [f"total = 0{note}", "for x in range(3):", f"    total += x * {writes}"]
+        await expect(tab.lines(0)).to_have_text(expected)  # CodeMirror shows both, in place
+        assert writes >= 3
+        live = (await ok(agent, "read_cells", path=path))["cells"][0]["source"]
+        assert live.split("\n") == expected
+
+    saved = await wait_on_disk(jp_root_dir, path, lambda cells: source_of(cells[0]) == live, timeout=15)
+    assert source_of(saved[0]) == "\n".join(expected)

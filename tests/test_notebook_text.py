@@ -9,6 +9,7 @@ import nbformat
 from jupyter_ydoc import YNotebook
 
 from jupyter_mcp_ext.documents import percent as notebook_text
+from jupyter_mcp_ext.documents.revisions import revision
 
 from .mcp_client import connect, fails, ok
 from .yclient import YPeer
@@ -82,8 +83,9 @@ async def test_rewriting_from_text_keeps_ids_and_outputs_of_unchanged_cells(
         connect(server_url, jp_auth_header) as agent,
     ):
         script = (await ok(agent, "get_notebook", path=path, format="py:percent"))["text"]
-        assert script.startswith('# %% [markdown] id="intro"\n# # Sales')
-        assert '# %% id="plot"\n# %matplotlib inline\ndf.plot()' in script
+        rev = {c["id"]: revision(c["source"]) for c in CELLS}
+        assert script.startswith(f'# %% [markdown] id="intro" rev="{rev["intro"]}"\n# # Sales')
+        assert f'# %% id="plot" rev="{rev["plot"]}"\n# %matplotlib inline\ndf.plot()' in script
 
         # The agent: edits `load`, moves `tail` before `plot`, drops `intro`, adds a cell, keeps `plot`.
         rewritten = (

@@ -17,6 +17,8 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
 from ..errors import ToolError
+from . import activity
+from .merge import Edit, edits
 
 CELL_TYPES = ("code", "markdown", "raw")
 _MIN_PREFIX = 4
@@ -258,10 +260,19 @@ def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
 
 
 def set_source(doc: YNotebook, i: int, new: str) -> None:
-    """Replace a cell's source with a single splice over the part that differs."""
+    """Replace a cell's source with the smallest splices that turn it into ``new``."""
     text: Text = doc.ycells[i]["source"]
-    with doc.ydoc.transaction():
+    with activity.own_write(doc), doc.ydoc.transaction():
         splice(text, str(text), new)
+        mark_dirty(doc)
+
+
+def apply_to_cell(doc: YNotebook, i: int, current: str, changes: list[Edit]) -> None:
+    """Splice edits computed against ``current`` (the cell's source now) into the cell."""
+    if not changes:
+        return
+    with activity.own_write(doc), doc.ydoc.transaction():
+        apply_edits(doc.ycells[i]["source"], current, changes)
         mark_dirty(doc)
 
 
@@ -288,37 +299,37 @@ def replace_once(doc: YNotebook, i: int, old: str, new: str, *, limit: int | Non
     updated = current[:start] + new + current[start + len(old) :]
     if limit is not None:
         check_source_size(updated, limit)
-    with doc.ydoc.transaction():
-        # Splice only the replaced span, so the rest of the text (and any cursor in it) is untouched.
-        byte_start = len(current[:start].encode())
-        _splice_bytes(text, byte_start, old, new)
+    with activity.own_write(doc), doc.ydoc.transaction():
+        # Splice only what differs in the replaced span, so the rest (and any cursor in it) stays.
+        apply_edits(text, current, [Edit(start + e.start, start + e.end, e.text) for e in edits(old, new)])
         mark_dirty(doc)
     return updated
 
 
 def splice(text: Text, old: str, new: str) -> None:
-    """Turn ``old`` into ``new`` in the shared text by deleting and inserting only what differs."""
-    if old == new:
-        return
-    prefix = 0
-    limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    old_mid = old[prefix : len(old) - suffix]
-    new_mid = new[prefix : len(new) - suffix]
-    _splice_bytes(text, len(old[:prefix].encode()), old_mid, new_mid)
+    """Turn ``old`` into ``new`` in the shared text by deleting and inserting only what differs
+    (a real diff: several small hunks rather than one span from the first to the last change)."""
+    if old != new:
+        apply_edits(text, old, edits(old, new))
 
 
-def _splice_bytes(text: Text, byte_start: int, old: str, new: str) -> None:
-    # pycrdt Text offsets count UTF-8 bytes, not Python characters.
-    old_len = len(old.encode())
-    if old_len:
-        del text[byte_start : byte_start + old_len]
-    if new:
-        text.insert(byte_start, new)
+def apply_edits(text: Text, current: str, changes: list[Edit]) -> None:
+    """Splice ordered, disjoint edits (in characters of ``current``, the text's content now).
+
+    pycrdt offsets count UTF-8 bytes: each edit's character offsets are converted once, walking
+    forward, then applied from the last, so earlier offsets still hold.
+    """
+    spans = []
+    char_at = byte_at = 0
+    for change in changes:
+        byte_at += len(current[char_at : change.start].encode())
+        char_at = change.start
+        spans.append((byte_at, len(current[change.start : change.end].encode()), change.text))
+    for byte_start, byte_len, new in reversed(spans):
+        if byte_len:
+            del text[byte_start : byte_start + byte_len]
+        if new:
+            text.insert(byte_start, new)
 
 
 def set_type(doc: YNotebook, i: int, cell_type: str) -> None:

@@ -21,13 +21,23 @@ from pycrdt import Text
 from tornado.web import HTTPError
 
 from ..errors import ToolError
-from .cells import mark_dirty, splice
+from . import activity
+from .cells import apply_edits, mark_dirty
+from .merge import Edit, apply, describe_conflicts, edits, merge
 from .paths import api_path
 
 NOTEBOOK_POINTER = (
     "'{path}' is a notebook; text tools would edit its JSON behind the shared document. "
     "Use get_notebook / read_cells / update_cell, or get_notebook(format='py:percent') and write_notebook_text."
 )
+
+
+@dataclass
+class Written:
+    """How a write landed: live in a shared document or on disk, and where others' edits were kept."""
+
+    live: bool
+    kept: list[tuple[int, int]]  # line ranges of edits made since the agent's read, kept around its change
 
 
 @dataclass
@@ -96,6 +106,7 @@ class TextDocumentService:
         """The file's text: the shared document's if a room holds it, else the saved file's."""
         doc = await self.live_document(api)
         if isinstance(doc, YUnicode):
+            activity.watch(doc)  # from the agent's read on, a person's typing is noted
             return TextFile(api, doc.get(), doc)
         await self._check_size(api, self.max_file_bytes, "read_file and edit_file")
         model = await self._get(api, content=True, type="file")
@@ -106,23 +117,54 @@ class TextDocumentService:
             )
         return TextFile(api, model["content"], None)
 
-    async def write_text(self, api: str, text: str) -> bool:
-        """Write ``text``; through the shared document if a room holds the file. True when live."""
+    async def write_text(self, api: str, text: str, *, base: str | None = None) -> Written:
+        """Write ``text``; through the shared document if a room holds the file.
+
+        With ``base`` (the text the agent read), the change base -> text is carried onto what the
+        file holds now, so edits made since the read stay; where both touch the same place nothing
+        is written and a ToolError shows that place.
+        """
         self._check_write_size(text)
         doc = await self.live_document(api)
         if isinstance(doc, YUnicode):
             source = doc.ydoc.get("source", type=Text)
-            with doc.ydoc.transaction():
-                splice(source, str(source), text)
+            now = str(source)
+            changes, kept = self._rebase(api, base, text, now, doc)
+            if kept:
+                self._check_write_size(apply(now, changes))
+            with activity.own_write(doc), doc.ydoc.transaction():
+                apply_edits(source, now, changes)
                 mark_dirty(doc)
-            return True
+            return Written(True, kept)
+        kept = []
+        if base is not None and await ensure_async(self.contents.file_exists(api)):
+            now = (await self.read_text(api)).text
+            changes, kept = self._rebase(api, base, text, now, None)
+            text = apply(now, changes)
+            self._check_write_size(text)
         try:
             await ensure_async(self.contents.save({"type": "file", "format": "text", "content": text}, api))
         except HTTPError as err:
             raise ToolError(
                 f"Could not write '{api}': {err.log_message or err.reason}. Nothing was changed."
             ) from err
-        return False
+        return Written(False, kept)
+
+    def _rebase(
+        self, api: str, base: str | None, text: str, now: str, doc: Any
+    ) -> tuple[list[Edit], list[tuple[int, int]]]:
+        if base is None:
+            return edits(now, text), []
+        merged = merge(base, text, now)
+        if merged.conflicts:
+            touch = activity.last_touch(doc, activity.FILE) if doc is not None else None
+            name = activity.who(doc, touch) if doc is not None else None
+            by = f" by {name}" if name else ""
+            raise ToolError(
+                f"Nothing was written to {api}: {describe_conflicts(merged.conflicts, by)}"
+                "Read it again (read_file) and redo your change on its current text."
+            )
+        return merged.edits, merged.kept
 
     async def replace(self, current: TextFile, old: str, new: str) -> bool:
         """Replace every ``old`` in a file just read; a live text gets one splice per occurrence.
@@ -131,7 +173,7 @@ class TextDocumentService:
         """
         updated = current.text.replace(old, new)
         if not isinstance(current.live, YUnicode):
-            return await self.write_text(current.path, updated)
+            return (await self.write_text(current.path, updated)).live
         self._check_write_size(updated)
         source = current.live.ydoc.get("source", type=Text)
         text = str(source)
@@ -139,7 +181,7 @@ class TextDocumentService:
         while at != -1:
             starts.append(at)
             at = text.find(old, at + len(old))
-        with current.live.ydoc.transaction():
+        with activity.own_write(current.live), current.live.ydoc.transaction():
             for start in reversed(starts):  # from the end, so earlier byte offsets stay valid
                 byte_start = len(text[:start].encode())
                 del source[byte_start : byte_start + len(old.encode())]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pydantic import Field
 
+from ..documents import activity
 from ..documents import cells as nb
+from ..documents.merge import describe_conflicts, edits, lines_text, merge
+from ..documents.revisions import cell_scope, revision
 from ..errors import ToolError
 from . import outputs
 from .shapes import NewCell, check_new_cells
@@ -29,7 +33,7 @@ class ReadCells(Args):
 async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
     """Full source and outputs of cells: by cell_ids, or the index range start..end, or all.
     Outputs are bounded; images come back as image content."""
-    _, doc = await ctx.open_notebook(args.path)
+    path, doc = await ctx.open_notebook(args.path)
     if args.cell_ids:
         indices = nb.find_all(doc, args.cell_ids)
     else:
@@ -38,13 +42,15 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
     cells, blocks = [], []
     for i in indices:
         head = nb.summary(doc, i)
-        source = budget.take_text_whole(nb.source(doc, i))
+        whole = nb.source(doc, i)
+        source = budget.take_text_whole(whole)
         cell: dict[str, Any] = {
             "id": head["id"],
             "index": i,
             "type": head["type"],
             "execution_count": head["execution_count"],
             "source": source,
+            "rev": ctx.services.revisions.served(ctx.client, cell_scope(path, head["id"]), whole),
         }
         count = f" [{head['execution_count']}]" if head["execution_count"] is not None else ""
         block = [f"--- [{i}] {head['id']} {head['type']}{count}", source]
@@ -86,6 +92,8 @@ async def insert_cells(ctx: ToolContext, args: InsertCells) -> ToolResult:
     path, doc = await ctx.open_notebook(args.path)
     at = nb.position(doc, before=args.before, after=args.after, index=args.index)
     new_ids = nb.insert(doc, at, [c.model_dump() for c in args.cells])
+    for cell_id, cell in zip(new_ids, args.cells, strict=True):  # the agent knows what it wrote
+        ctx.services.revisions.served(ctx.client, cell_scope(path, cell_id), cell.source)
     return ToolResult(
         f"Inserted {len(new_ids)} cells at index {at} of {path}: {', '.join(new_ids)}",
         {"cell_ids": new_ids, "index": at},
@@ -96,6 +104,7 @@ class UpdateCell(Args):
     path: str
     cell_id: str
     source: str | None = Field(None, description="new full source")
+    rev: str | None = None
     old_string: str | None = Field(None, description="exact unique text to replace")
     new_string: str | None = None
     cell_type: str | None = None
@@ -105,13 +114,13 @@ class UpdateCell(Args):
 @tool(
     "update_cell",
     UpdateCell,
-    obj(id="string", index="integer", type="string", source="string"),
+    obj(id="string", index="integer", type="string", source="string", rev="string", merged=arr("object")),
     action="write",
     destructive=True,
 )
 async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
-    """Change a cell: its whole source, or one exact unique old_string -> new_string (preferred: small
-    edits keep a person's concurrent typing), and/or its cell_type and metadata."""
+    """Change a cell: its whole source (merged with edits made since your read of it), or one exact
+    unique old_string -> new_string, and/or its cell_type and metadata."""
     if args.source is not None and args.old_string is not None:
         raise ToolError("Give either 'source' or 'old_string'/'new_string', not both.")
     if (args.old_string is None) != (args.new_string is None):
@@ -128,24 +137,65 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
             nb.check_source_size(text, limit)
     path, doc = await ctx.open_notebook(args.path)
     i = nb.find(doc, args.cell_id)
+    scope = cell_scope(path, nb.ids(doc)[i])
+    data: dict[str, Any] = {}
     if args.old_string is not None and args.new_string is not None:
         nb.replace_once(doc, i, args.old_string, args.new_string, limit=limit)
     elif args.source is not None:
-        nb.set_source(doc, i, args.source)
+        base_rev, kept = _write_source(ctx, doc, i, scope, args.source, args.rev)
+        data["rev"] = ctx.services.revisions.served(ctx.client, scope, args.source, replacing=base_rev)
+        data["merged"] = [lines_text(kept)] if kept else []  # [] : applied as is
     if args.cell_type is not None:
         nb.set_type(doc, i, args.cell_type)
     if args.metadata is not None:
         nb.update_metadata(doc, i, args.metadata)
     head = nb.summary(doc, i)
-    return ToolResult(
-        f"Updated cell {head['id']} ({head['type']}, {head['lines']} lines) in {path}.",
-        {"id": head["id"], "index": i, "type": head["type"], "source": nb.source(doc, i)},
+    merged = (
+        f"; merged with edits made since your read (kept at {data['merged'][0]})"
+        if data.get("merged")
+        else ""
     )
+    return ToolResult(
+        f"Updated cell {head['id']} ({head['type']}, {head['lines']} lines) in {path}{merged}.",
+        {"id": head["id"], "index": i, "type": head["type"], "source": nb.source(doc, i), **data},
+    )
+
+
+def _write_source(
+    ctx: ToolContext, doc: Any, i: int, scope: tuple[str, ...], source: str, rev: str | None
+) -> tuple[str | None, list[tuple[int, int]]]:
+    """Write a whole new source as the change from what the agent read (by ``rev``, else its last
+    read of the cell) to ``source``, carried onto the cell as it is now; returns the revision it
+    started from and where a person's edits made meanwhile were kept. Conflicts write nothing."""
+    cell_id = scope[-1]
+    base_rev, base = ctx.services.revisions.base(ctx.client, scope, rev)
+    if rev is not None and base is None:
+        raise ToolError(
+            f"Revision '{rev}' of cell {cell_id} is not one this server knows (forgotten, or of "
+            "another cell). Nothing was written: read_cells it again and redo your change."
+        )
+    now = nb.source(doc, i)
+    if rev is not None and revision(source) == rev:
+        return None, []  # the very text it read: no change of its own to carry
+    if base is None:  # never read: the text replaces what is there, in the fewest splices
+        nb.apply_to_cell(doc, i, now, edits(now, source))
+        return None, []
+    merged = merge(base, source, now)
+    if merged.conflicts:
+        name = activity.who(doc, activity.last_touch(doc, cell_id))
+        raise ToolError(
+            f"Nothing was written to cell {cell_id}: "
+            + describe_conflicts(merged.conflicts, f" by {name}" if name else "")
+            + "Read it again (read_cells) and redo your change on its current source."
+        )
+    nb.apply_to_cell(doc, i, now, merged.edits)
+    return base_rev, merged.kept
 
 
 class DeleteCells(Args):
     path: str
     cell_ids: list[str] = Field(min_length=1)
+    force: bool = False
 
 
 @tool(
@@ -156,10 +206,20 @@ class DeleteCells(Args):
     destructive=True,
 )
 async def delete_cells(ctx: ToolContext, args: DeleteCells) -> ToolResult:
-    """Delete cells by id. Every id is checked first: if one is unknown, nothing is deleted."""
+    """Delete cells by id. Every id is checked first: if one is unknown, or a person typed in it
+    seconds ago (unless force), nothing is deleted."""
     path, doc = await ctx.open_notebook(args.path)
     indices = nb.find_all(doc, args.cell_ids)
     deleted = [nb.ids(doc)[i] for i in sorted(set(indices))]
+    busy = [(cid, t) for cid in deleted if (t := activity.recently_typed(doc, cid)) is not None]
+    if busy and not args.force:
+        named = "; ".join(
+            f"cell {cid}: {activity.who(doc, t) or 'someone'} typed in it {time.monotonic() - t.at:.0f} s ago"
+            for cid, t in busy
+        )
+        raise ToolError(
+            f"Nothing was deleted: {named}. Leave it to them, or pass force=true to delete anyway."
+        )
     nb.delete(doc, indices)
     left = len(doc.ycells)
     return ToolResult(

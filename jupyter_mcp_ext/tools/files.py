@@ -15,7 +15,9 @@ from jupyter_core.utils import ensure_async
 from pydantic import Field
 from tornado.web import HTTPError
 
+from ..documents.merge import lines_text
 from ..documents.paths import api_path, walk
+from ..documents.revisions import file_scope
 from ..errors import ToolError
 from .notebooks import _iso, _make_parents, _size
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
@@ -81,7 +83,7 @@ class ReadFile(Args):
     limit: int = 200
 
 
-@tool("read_file", ReadFile, obj(path="string", total_lines="integer", more="boolean"))
+@tool("read_file", ReadFile, obj(path="string", total_lines="integer", more="boolean", rev="string"))
 async def read_file(ctx: ToolContext, args: ReadFile) -> ToolResult:
     """A text file's lines, numbered from 1 (offset), as an open editor tab shows it."""
     if args.offset < 1 or args.limit < 1:
@@ -89,6 +91,7 @@ async def read_file(ctx: ToolContext, args: ReadFile) -> ToolResult:
     files = ctx.services.text_documents
     api = await files.resolve(args.path)
     text = (await files.read_text(api)).text
+    rev = ctx.services.revisions.served(ctx.client, file_scope(api), text)
     lines = text.splitlines()
     budget = ctx.services.limits.max_result_bytes // 2  # the text is sent once more as structuredContent
     shown: list[str] = []
@@ -109,29 +112,51 @@ async def read_file(ctx: ToolContext, args: ReadFile) -> ToolResult:
         body = f"{api} is empty."
     elif args.offset > len(lines):
         body = f"{api} has {len(lines)} lines; offset {args.offset} is past the end."
-    return ToolResult(body, {"path": api, "content": body, "total_lines": len(lines), "more": more})
+    return ToolResult(
+        body, {"path": api, "content": body, "total_lines": len(lines), "more": more, "rev": rev}
+    )
 
 
 class WriteFile(Args):
     path: str
     content: str
     overwrite: bool = True
+    rev: str | None = None
 
 
-@tool("write_file", WriteFile, obj(path="string", created="boolean"), action="write", destructive=True)
+@tool(
+    "write_file",
+    WriteFile,
+    obj(path="string", created="boolean", rev="string", merged=arr("object")),
+    action="write",
+    destructive=True,
+)
 async def write_file(ctx: ToolContext, args: WriteFile) -> ToolResult:
-    """Write a text file, creating folders as needed; an open editor tab shows the change live."""
+    """Write a text file, creating folders as needed; an open editor tab shows the change live;
+    edits made since your read are kept."""
     files = ctx.services.text_documents
+    revisions = ctx.services.revisions
     api = await files.resolve(args.path, must_exist=False)
     exists = await ensure_async(ctx.services.contents.file_exists(api))
     if exists and not args.overwrite:
         raise ToolError(f"'{api}' exists and overwrite is false; pick another path or pass overwrite=true.")
+    scope = file_scope(api)
+    base_rev, base = revisions.base(ctx.client, scope, args.rev) if exists else (None, None)
+    if exists and args.rev is not None and base is None:
+        raise ToolError(
+            f"Revision '{args.rev}' of {api} is not one this server knows (forgotten, or of another "
+            "file). Nothing was written: read_file it again and redo your change."
+        )
     await _make_parents(ctx.services.contents, api)
-    live = await files.write_text(api, args.content)
+    written = await files.write_text(api, args.content, base=base)
+    rev = revisions.served(ctx.client, scope, args.content, replacing=base_rev if base is not None else None)
     verb = "Overwrote" if exists else "Created"
-    where = " (live in the open editor tab; Jupyter saves it)" if live else ""
+    where = " (live in the open editor tab; Jupyter saves it)" if written.live else ""
+    merged = [lines_text(written.kept)] if written.kept else []
+    note = f"; merged with edits made since your read (kept at {merged[0]})" if merged else ""
     return ToolResult(
-        f"{verb} {api}: {len(args.content.encode()):,} bytes{where}.", {"path": api, "created": not exists}
+        f"{verb} {api}: {len(args.content.encode()):,} bytes{where}{note}.",
+        {"path": api, "created": not exists, "rev": rev, "merged": merged},
     )
 
 

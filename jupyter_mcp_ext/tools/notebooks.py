@@ -14,6 +14,7 @@ from tornado.web import HTTPError
 from ..documents import cells as nb
 from ..documents import percent
 from ..documents.paths import api_path, walk
+from ..documents.revisions import cell_scope, cells_scope
 from ..errors import ToolError
 from . import outputs
 from .shapes import NewCell, check_new_cells
@@ -150,6 +151,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     kernel, language = nb.kernel_info(doc)
     if args.format == "py:percent":
         text, unfaithful = percent.to_text(doc)
+        _served_cells(ctx, path, doc)
         note = (
             f"\n# [cells {', '.join(unfaithful)} contain '# %%' lines: edit them with update_cell, not as text]"
             if unfaithful
@@ -160,6 +162,8 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     for cell, first, count in nb.summaries(doc):
         cell["outputs"] = outputs.outline(first, count)
         cells.append(cell)
+    # The cells the agent now knows of: one a person adds later is not deleted by a script it writes.
+    ctx.services.revisions.served(ctx.client, cells_scope(path), "\n".join(c["id"] for c in cells))
     lines = [f"{path} · kernel {kernel or '?'} ({language or '?'}) · {len(cells)} cells"]
     lines += [_outline_line(c) for c in cells]
     return ToolResult(
@@ -263,11 +267,18 @@ class WriteNotebookText(Args):
     path: str
     text: str
     format: str = "py:percent"
+    force: bool = False
 
 
-@tool("write_notebook_text", WriteNotebookText, obj(path="string", cell_ids=arr("string")), action="write")
+@tool(
+    "write_notebook_text",
+    WriteNotebookText,
+    obj(path="string", cell_ids=arr("string"), merged=arr("object")),
+    action="write",
+)
 async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> ToolResult:
-    """Create or rewrite a notebook from a percent script; cells keep outputs while their id and text do."""
+    """Create or rewrite a notebook from a percent script; cells keep outputs while their id and text do,
+    edits made since your read are kept."""
     percent.check_format(args.format)
     contents = ctx.services.contents
     path = await api_path(args.path, contents)
@@ -275,12 +286,41 @@ async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> Tool
         percent.check(args.text, max_source_chars=ctx.services.limits.max_source_chars)
         await create_notebook.run(ctx, CreateNotebook(path=path))
     path, doc = await ctx.open_notebook(path)
-    done = percent.apply_text(doc, args.text, max_source_chars=ctx.services.limits.max_source_chars)
-    summary = f"{done.inserted} inserted, {done.updated} updated, {done.moved} moved, {done.deleted} deleted"
-    return ToolResult(
-        f"Wrote {path} ({len(done.cell_ids)} cells: {summary}): {', '.join(done.cell_ids)}",
-        {"path": path, "cell_ids": done.cell_ids},
+    revisions, client = ctx.services.revisions, ctx.client
+    _, seen = revisions.base(client, cells_scope(path))
+    reads = percent.Reads(
+        base=lambda cell_id, rev: revisions.base(client, cell_scope(path, cell_id), rev),
+        seen=set(seen.split("\n")) if seen is not None else None,
+        force=args.force,
     )
+    done = percent.apply_text(
+        doc, args.text, max_source_chars=ctx.services.limits.max_source_chars, reads=reads
+    )
+    for cell_id, (base_rev, source) in done.sources.items():  # the agent's own view: its next base
+        revisions.served(client, cell_scope(path, cell_id), source, replacing=base_rev)
+    revisions.served(client, cells_scope(path), "\n".join(c for c in done.cell_ids if c not in done.kept))
+    summary = f"{done.inserted} inserted, {done.updated} updated, {done.moved} moved, {done.deleted} deleted"
+    notes = (
+        [f"merged with edits made since your read (kept: {'; '.join(done.merged)})"] if done.merged else []
+    )
+    if done.kept:
+        notes.append(f"kept cells added since your read: {', '.join(done.kept)}")
+    if done.not_restored:
+        notes.append(f"not restored, deleted since your read: {', '.join(done.not_restored)}")
+    return ToolResult(
+        f"Wrote {path} ({len(done.cell_ids)} cells: {summary}): {', '.join(done.cell_ids)}"
+        + "".join(f"\n{note}" for note in notes),
+        {"path": path, "cell_ids": done.cell_ids, "merged": done.merged},
+    )
+
+
+def _served_cells(ctx: ToolContext, path: str, doc: Any) -> None:
+    """Remember each cell's source as this client saw it in a whole read, and which cells there were."""
+    revisions, client = ctx.services.revisions, ctx.client
+    cell_ids = nb.ids(doc)
+    for i, cell_id in enumerate(cell_ids):
+        revisions.served(client, cell_scope(path, cell_id), nb.source(doc, i))
+    revisions.served(client, cells_scope(path), "\n".join(cell_ids))
 
 
 TOOLS = [list_notebooks, create_notebook, get_notebook, search_notebook, write_notebook_text]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict
 
+from ..documents import activity
 from ..errors import ToolError
 from .authz import is_allowed
 
@@ -59,7 +60,17 @@ class ToolContext:
     async def open_notebook(self, path: str) -> tuple[str, YNotebook]:
         """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user
         who may write it: a read by a read-only user never rewrites the file."""
-        return await self.services.documents.open(path, upgrade=await self.may("contents", "write"))
+        path, doc = await self.services.documents.open(path, upgrade=await self.may("contents", "write"))
+        activity.watch(doc)  # from the agent's first look on, a person's typing is noted
+        return path, doc
+
+    @property
+    def client(self) -> tuple[str, str]:
+        """Whom the server remembers reads for: (user, MCP session id, "" in stateless calls)."""
+        if self.handler is None:
+            return ("", "")
+        user = getattr(self.handler.current_user, "username", "")
+        return (str(user), self.handler.request.headers.get("Mcp-Session-Id", ""))
 
     async def may(self, resource: str, action: str) -> bool:
         """Whether Jupyter's authorizer lets this call's user do ``action`` on ``resource``."""
