@@ -11,6 +11,7 @@ from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .endpoint import startup_line
+from .gate import LoopGate
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
@@ -106,6 +107,14 @@ class MCPExtensionApp(ExtensionApp):
         "asks the agent to read again.",
     )
 
+    mcp_loop_share = Float(
+        0.5,
+        config=True,
+        help="Largest share (0-1) of the server's event loop time, measured as CPU, that MCP calls and "
+        "the outputs of agents' runs may use; calls over it wait their turn, so people's typing, file "
+        "browser and kernels are served first. 1 turns the gate off.",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
@@ -143,6 +152,7 @@ class MCPExtensionApp(ExtensionApp):
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
             revisions=Revisions(self.revision_memory_bytes),
         )
+        self.gate = LoopGate(self.mcp_loop_share)
         self.transport = MCPTransport(
             build_server(self.services, ALL + (conformance.TOOLS if self.conformance_tools else [])),
             session_idle_timeout=self.session_idle_timeout,
@@ -158,7 +168,8 @@ class MCPExtensionApp(ExtensionApp):
         route = url_path_join(self.serverapp.base_url, "mcp")
         limit = body_limit(self.max_file_bytes)
         self.serverapp.web_app.add_handlers(
-            ".*$", [(route, MCPHandler, {"transport": self.transport, "max_body_bytes": limit})]
+            ".*$",
+            [(route, MCPHandler, {"transport": self.transport, "max_body_bytes": limit, "gate": self.gate})],
         )
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
 
@@ -168,4 +179,5 @@ class MCPExtensionApp(ExtensionApp):
 
     async def stop_extension(self) -> None:
         await self.transport.stop()
+        self.gate.uninstall()
         await self.services.stop()

@@ -16,6 +16,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from tornado import web
 
+from ..gate import LoopGate
 from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
 
@@ -57,8 +58,9 @@ class MCPHandler(APIHandler):
     # Checked per tool with the authorizer; being authenticated is what the route itself needs.
     auth_resource = "contents"
 
-    def initialize(self, transport: MCPTransport, max_body_bytes: int) -> None:
+    def initialize(self, transport: MCPTransport, max_body_bytes: int, gate: LoopGate | None = None) -> None:
         self.transport = transport
+        self.gate = gate
         self.max_body_bytes = max_body_bytes
         self._body = bytearray()
         self._too_large = False
@@ -135,7 +137,11 @@ class MCPHandler(APIHandler):
         extra: dict[str, Any] = {"user": user, JUPYTER_HANDLER_KEY: self}
         self.update_api_activity()
         body, self._body = bytes(self._body), bytearray()
-        await self.transport.serve(self, body, principal, extra)
+        serving = self.transport.serve(self, body, principal, extra)
+        if self.gate is None:
+            await serving
+        else:  # agents' calls take their turn within their share of the loop (issue 14)
+            await self.gate.run(self.request.headers.get("mcp-session-id") or principal, serving)
 
     @web.authenticated
     async def post(self) -> None:
