@@ -153,13 +153,18 @@ class MCPExtensionApp(ExtensionApp):
             revisions=Revisions(self.revision_memory_bytes),
         )
         self.gate = LoopGate(self.mcp_loop_share)
+        tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
         self.transport = MCPTransport(
-            build_server(self.services, ALL + (conformance.TOOLS if self.conformance_tools else [])),
+            build_server(self.services, tools),
             session_idle_timeout=self.session_idle_timeout,
             retry_interval_ms=self.sse_retry_interval,
             max_body_bytes=body_limit(self.max_file_bytes),
             max_sessions_per_principal=self.max_sessions_per_user,
             max_sessions=self.max_sessions,
+            # Kernel calls run long: they stream, so progress, resumption and cancelling reach them.
+            streaming_tools=frozenset(
+                t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
+            ),
         )
 
     def initialize_handlers(self) -> None:
