@@ -3,7 +3,8 @@
 # the extension's Streamable HTTP endpoint, <base_url>/mcp inside `jupyter server`.
 #
 #   bash .ci/conformance.sh                 # start a throwaway jupyter server, test it
-#   MCP_URL=http://127.0.0.1:8765/mcp bash .ci/conformance.sh   # test a running server
+#   MCP_URL=http://127.0.0.1:8765/mcp bash .ci/conformance.sh   # test a running server (started
+#       with --MCPExtensionApp.conformance_tools=True, or server-sse-polling finds no test tool)
 #   bash .ci/conformance.sh ping tools-list # only these scenarios
 #
 # Tools come from the npm registry only, pinned by .ci/conformance/package-lock.json:

@@ -5,6 +5,10 @@ whenever a room loads it, and the room then saves that cell. An agent that creat
 empty would find a cell it did not make, and its first insert would land after it. So, when a
 notebook room is initialised (by our tools or by a JupyterLab tab: the collaboration layer's
 ``initialize`` event), that cell is removed again if, and only if, the file on disk has no cells.
+
+A JupyterLab tab keeps at least one cell on screen: it adds its own blank cell to an empty
+notebook. Such a lone untouched cell is a placeholder, and the agent's first insert replaces it
+(``drop_placeholder``) rather than landing after it.
 """
 
 from __future__ import annotations
@@ -16,20 +20,43 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from jupyter_ydoc import YNotebook
 
+from .cells import mark_dirty
+
 log = logging.getLogger(__name__)
 
 COLLABORATION_EVENTS = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
 
 
 def _is_filler(cell: dict[str, Any]) -> bool:
-    """The cell jupyter_ydoc makes for an empty notebook: empty code, trusted, never run."""
+    """A cell made for an empty notebook (jupyter_ydoc's is trusted, JupyterLab's has no metadata):
+    empty code, never run."""
     return (
         cell.get("cell_type") == "code"
         and not cell.get("source")
         and not cell.get("outputs")
         and cell.get("execution_count") is None
-        and cell.get("metadata") == {"trusted": True}
+        and cell.get("metadata") in ({}, {"trusted": True})
     )
+
+
+def lone_placeholder(doc: YNotebook) -> str | None:
+    """The id of the notebook's only cell if it is an untouched placeholder, else None."""
+    if len(doc.ycells) == 1 and _is_filler(cell := doc.ycells[0].to_py()):
+        return str(cell.get("id"))
+    return None
+
+
+def drop_placeholder(doc: YNotebook, cell_id: str) -> int | None:
+    """Remove the placeholder ``cell_id`` if it is still untouched; returns the index it had."""
+    for i, ycell in enumerate(doc.ycells):
+        if ycell.get("id") == cell_id:
+            if not _is_filler(ycell.to_py()):
+                return None
+            with doc.ydoc.transaction():
+                del doc.ycells[i]
+                mark_dirty(doc)
+            return i
+    return None
 
 
 async def drop_filler(doc: YNotebook, path: str, contents: Any) -> bool:
@@ -44,6 +71,7 @@ async def drop_filler(doc: YNotebook, path: str, contents: Any) -> bool:
         return False
     with doc.ydoc.transaction():
         del doc.ycells[0]
+        mark_dirty(doc)
     return True
 
 

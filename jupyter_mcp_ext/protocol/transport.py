@@ -3,6 +3,8 @@
 Jupyter Server is Tornado, the SDK's transport is ASGI. This module is the whole bridge: it turns
 one Tornado request into one ASGI call, streams the answer back as it is produced (SSE), and tells
 the SDK when the client went away, which is how the SDK sees a dropped stream or a cancelled call.
+Around each call it keeps the session ledger (``sessions.py``: who holds which session, and room
+made for new ones) and sets the event store's session scope (``events.py``: resumable streams).
 """
 
 from __future__ import annotations

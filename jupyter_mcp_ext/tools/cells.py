@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from ..documents import activity
+from ..documents import blank
 from ..documents import cells as nb
 from ..documents.merge import describe_conflicts, edits, lines_text, merge
 from ..documents.revisions import cell_scope, revision
@@ -90,10 +91,13 @@ async def insert_cells(ctx: ToolContext, args: InsertCells) -> ToolResult:
     Returns the new cell ids."""
     check_new_cells(args.cells, ctx.services.limits)
     path, doc = await ctx.open_notebook(args.path)
+    placeholder = blank.lone_placeholder(doc)  # an empty notebook's blank cell: replaced, not kept
     at = nb.position(doc, before=args.before, after=args.after, index=args.index)
     new_ids = nb.insert(doc, at, [c.model_dump() for c in args.cells])
     for cell_id, cell in zip(new_ids, args.cells, strict=True):  # the agent knows what it wrote
         ctx.services.revisions.served(ctx.client, cell_scope(path, cell_id), cell.source)
+    if placeholder is not None and (gone := blank.drop_placeholder(doc, placeholder)) is not None:
+        at -= gone < at
     return ToolResult(
         f"Inserted {len(new_ids)} cells at index {at} of {path}: {', '.join(new_ids)}",
         {"cell_ids": new_ids, "index": at},
