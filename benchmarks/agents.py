@@ -45,7 +45,9 @@ async def agent(url: str, token: str, path: str, seconds: float, ready: asyncio.
 async def main(url: str, token: str, paths: list[str], seconds: float) -> None:
     readies = [asyncio.Event() for _ in paths]
     go = asyncio.Event()
-    tasks = [asyncio.create_task(agent(url, token, p, seconds, r, go)) for p, r in zip(paths, readies)]
+    tasks = [
+        asyncio.create_task(agent(url, token, p, seconds, r, go)) for p, r in zip(paths, readies, strict=True)
+    ]
     await asyncio.gather(*(r.wait() for r in readies))
     print(json.dumps({"ready": True}), flush=True)
     cpu, start = time.process_time(), time.monotonic()

@@ -44,7 +44,7 @@ async def keystrokes(person: YPeer, tab: YPeer, n: int, pause: float = 0.02) -> 
         before = len(tab.sources()[0])
         start = time.perf_counter()
         person.insert_text(0, 0, "k")
-        await tab.wait_for(lambda nb: len(tab.sources()[0]) > before, timeout=30)
+        await tab.wait_for(lambda nb, before=before: len(tab.sources()[0]) > before, timeout=30)
         times.append(time.perf_counter() - start)
         await asyncio.sleep(pause)
     return times

@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..documents import activity
-from ..documents import blank
+from ..documents import activity, blank
 from ..documents import cells as nb
 from ..documents.merge import describe_conflicts, edits, lines_text, merge
 from ..documents.revisions import cell_scope, revision
