@@ -218,8 +218,7 @@ def mcp_context() -> LoopGate | None:
 
 async def yield_turn() -> None:
     """In MCP work that runs long (a run writing a large output): let others go if over the share."""
+    await asyncio.sleep(0)  # whatever the share: what is ready to run goes first
     gate = _MCP.get()
-    if gate is None:
-        await asyncio.sleep(0)
-        return
-    await gate.turn("runs")
+    if gate is not None:
+        await gate.turn("runs")
