@@ -1,0 +1,61 @@
+"""A server extension for the benchmark's own server: an authenticated ``APIHandler`` as a CPU floor.
+
+``PUT <base>/bench/floor`` stores an answer; each ``POST`` then answers those bytes. With the bytes
+of an MCP answer stored, a POST of the same request body costs what Jupyter's own request handling
+and token auth cost for that exchange, without MCP: the floor the server's CPU per call is set against.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+
+ANSWER: dict[str, bytes] = {"body": b"{}"}
+
+
+class FloorHandler(APIHandler):
+    auth_resource = "contents"
+
+    @web.authenticated
+    async def put(self) -> None:
+        ANSWER["body"] = self.request.body
+        self.set_status(204)
+        self.finish()
+
+    @web.authenticated
+    async def post(self) -> None:
+        self.finish(ANSWER["body"])
+
+
+class GateHandler(APIHandler):
+    """The MCP gate's counters (``jupyter_mcp_ext.gate``): how much loop CPU MCP used, who waited."""
+
+    auth_resource = "contents"
+
+    @web.authenticated
+    async def get(self) -> None:
+        (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+        gate = app.gate
+        self.finish(
+            {
+                "share": gate.share,
+                "spent_s": gate.spent,
+                "admitted": gate.admitted,
+                "waited": gate.waited,
+                "thread_cpu_s": time.thread_time(),
+            }
+        )
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    return [{"module": "benchmarks.floor"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    route = url_path_join(serverapp.base_url, "bench", "floor")
+    gate = url_path_join(serverapp.base_url, "bench", "gate")
+    serverapp.web_app.add_handlers(".*$", [(route, FloorHandler), (gate, GateHandler)])
