@@ -215,6 +215,7 @@ async def server_cpu(bench: Bench) -> None:
                 await floor()
             figures = {}
             for label, op in (("floor", floor), ("mcp", mcp)):
+                gate = (await http.get(f"{server.url}bench/gate")).json()
                 cpu, client, start = bench.server_cpu(), time.process_time(), time.perf_counter()
                 for _ in range(n):
                     await op()
@@ -223,6 +224,9 @@ async def server_cpu(bench: Bench) -> None:
                     (time.process_time() - client) * 1000 / n,
                     (time.perf_counter() - start) * 1000 / n,
                 )
+            metered = (
+                ((await http.get(f"{server.url}bench/gate")).json()["spent_s"] - gate["spent_s"]) * 1000 / n
+            )
             target_ratio = {"ping": 1.5, "read_cells": 2.5}.get(name)
             bench.add(
                 Row(
@@ -243,6 +247,7 @@ async def server_cpu(bench: Bench) -> None:
                         "floor_wall_ms_per_call": figures["floor"][2],
                         "client_cpu_ms_per_call": figures["mcp"][1],
                         "floor_client_cpu_ms_per_call": figures["floor"][1],
+                        "gate_metered_ms_per_call": metered,
                     },
                 )
             )

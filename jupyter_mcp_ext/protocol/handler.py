@@ -65,6 +65,16 @@ class MCPHandler(APIHandler):
         self._body = bytearray()
         self._too_large = False
 
+    def _execute(self, transforms: Any, *args: Any, **kwargs: Any) -> Any:
+        """Tornado's own entry of a request: metered whole as MCP work (issue 14).
+
+        Private to Tornado (stable since 2012), overridden so that the gate also counts Jupyter's
+        auth, the answer's write and the access log, a good part of a small call's CPU. Should it be
+        renamed, those parts go unmetered; the call itself still is (``_serve``).
+        """
+        work = super()._execute(transforms, *args, **kwargs)
+        return self.gate.metered(work) if self.gate is not None else work
+
     def check_xsrf_cookie(self) -> None:
         # A request nobody authenticated is refused for its missing token (below), not for XSRF:
         # XSRF protects what a cookie authenticated, and such a request still gets the check.
@@ -141,7 +151,8 @@ class MCPHandler(APIHandler):
         if self.gate is None:
             await serving
         else:  # agents' calls take their turn within their share of the loop (issue 14)
-            await self.gate.run(self.request.headers.get("mcp-session-id") or principal, serving)
+            key = self.request.headers.get("mcp-session-id") or principal
+            await self.gate.run(key, serving, meter=False)  # metered whole, from _execute
 
     @web.authenticated
     async def post(self) -> None:
