@@ -7,6 +7,7 @@ and token auth cost for that exchange, without MCP: the floor the server's CPU p
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -36,10 +37,21 @@ class GateHandler(APIHandler):
 
     auth_resource = "contents"
 
+    @property
+    def gate(self) -> Any:
+        (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+        return app.gate
+
+    @web.authenticated
+    async def put(self) -> None:
+        """``{"share": x}``: the gate's share from now on (1: off), to compare in one run."""
+        self.gate.share = float(json.loads(self.request.body)["share"])
+        self.set_status(204)
+        self.finish()
+
     @web.authenticated
     async def get(self) -> None:
-        (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
-        gate = app.gate
+        gate = self.gate
         self.finish(
             {
                 "share": gate.share,

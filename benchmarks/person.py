@@ -70,32 +70,12 @@ async def person(bench: Bench) -> None:
     ):
         await _sample(peer, tab, http, url, _for(1.0))  # warm-up
         idle = await _sample(peer, tab, http, url, _for(seconds))
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "benchmarks.agents",
-            url,
-            server.token,
-            *paths,
-            "--seconds",
-            str(seconds + 1),
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert proc.stdout is not None
-        await proc.stdout.readline()  # ready
-        cpu, gate, start = bench.server_cpu(), (await http.get(f"{url}bench/gate")).json(), time.monotonic()
-        await asyncio.sleep(0.5)
-        loaded = await _sample(peer, tab, http, url, _for(seconds))
-        gated, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
-        out, _ = await proc.communicate()
-        agents = json.loads(out.decode().strip().splitlines()[-1])
-        agents["server_cpu_s"] = bench.server_cpu() - cpu
-        agents["gate"] = {
-            "share": gate["share"],
-            "mcp_share_measured": (gated["spent_s"] - gate["spent_s"]) / wall,
-            "loop_thread_share": (gated["thread_cpu_s"] - gate["thread_cpu_s"]) / wall,
-            "calls_waited": (gated["waited"] - gate["waited"]) / max(1, gated["admitted"] - gate["admitted"]),
-        }
+        # The gate off first (the server as it was), then at the server's setting, in the same run.
+        share = (await http.get(f"{url}bench/gate")).json()["share"]
+        (await http.put(f"{url}bench/gate", json={"share": 1.0})).raise_for_status()
+        ungated, ungated_agents = await _agents(bench, peer, tab, http, paths, seconds)
+        (await http.put(f"{url}bench/gate", json={"share": share})).raise_for_status()
+        loaded, agents = await _agents(bench, peer, tab, http, paths, seconds)
         async with mcp_client(server) as client:
             code = "print('x' * 100_000_000)"
             flood = asyncio.create_task(call(client, "execute_code", path="person-flood.ipynb", code=code))
@@ -103,6 +83,7 @@ async def person(bench: Bench) -> None:
             await flood
     for what, label, target in (("keystroke", "keystroke", 1.5), ("rest", "REST", 2.0)):
         _ratio_row(bench, f"person's {label} p95, 4 agents flat out", idle[what], loaded[what], target)
+        _ratio_row(bench, f"person's {label} p95, 4 agents, gate off", idle[what], ungated[what], None)
     _ratio_row(
         bench, "person's keystroke p95, during a 100 MB print", idle["keystroke"], printing["keystroke"], 1.5
     )
@@ -127,9 +108,48 @@ async def person(bench: Bench) -> None:
                 "server_cpu_ms_per_call": agents["server_cpu_s"] * 1000 / max(1, calls),
                 "client_cpu_ms_per_call": agents["client_cpu_s"] * 1000 / max(1, calls),
                 **agents["gate"],
+                "gate_off_calls_per_s": sum(ungated_agents["calls"]) / ungated_agents["wall_s"],
+                "gate_off_server_cpu_ms_per_call": ungated_agents["server_cpu_s"]
+                * 1000
+                / max(1, sum(ungated_agents["calls"])),
+                "gate_off_mcp_share_measured": ungated_agents["gate"]["mcp_share_measured"],
             },
         )
     )
+
+
+async def _agents(
+    bench: Bench, peer: Any, tab: Any, http: httpx.AsyncClient, paths: list[str], seconds: float
+) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """The person's latencies while four agents call flat out from their own process; their figures."""
+    url = bench.server.url
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "benchmarks.agents",
+        url,
+        bench.server.token,
+        *paths,
+        "--seconds",
+        str(seconds + 1),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    await proc.stdout.readline()  # ready
+    cpu, gate, start = bench.server_cpu(), (await http.get(f"{url}bench/gate")).json(), time.monotonic()
+    await asyncio.sleep(0.5)
+    loaded = await _sample(peer, tab, http, url, _for(seconds))
+    gated, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
+    out, _ = await proc.communicate()
+    agents = json.loads(out.decode().strip().splitlines()[-1])
+    agents["server_cpu_s"] = bench.server_cpu() - cpu
+    agents["gate"] = {
+        "share": gate["share"],
+        "mcp_share_measured": (gated["spent_s"] - gate["spent_s"]) / wall,
+        "loop_thread_share": (gated["thread_cpu_s"] - gate["thread_cpu_s"]) / wall,
+        "calls_waited": (gated["waited"] - gate["waited"]) / max(1, gated["admitted"] - gate["admitted"]),
+    }
+    return loaded, agents
 
 
 def _ratio_row(bench: Bench, name: str, idle: list[float], busy: list[float], target: float | None) -> None:
