@@ -99,7 +99,7 @@ async def person(bench: Bench) -> None:
             calls,
             1.0,
             "-",
-            "min_ratio",
+            "min",
             300,
             ">= 300 calls/s",
             {
