@@ -110,7 +110,3 @@ class SessionLedger:
         session.last_used = time.monotonic()
         if gone:
             self.sessions.pop(session_id, None)
-
-    def count(self, principal: str | None = None) -> int:
-        self._prune()
-        return sum(principal in (None, s.principal) for s in self.sessions.values())
