@@ -13,7 +13,7 @@ from typing import Any
 
 from .output_model import Op
 
-STEP_BYTES = 64 * 1024  # about 1 ms of document work a step on this kind of machine
+STEP_BYTES = 64 * 1024  # the smallest step: well under 1 ms of document work on this kind of machine
 
 
 def _size(op: Op) -> int:
@@ -27,37 +27,56 @@ def _size(op: Op) -> int:
     return 1
 
 
-def _cut_text(op: Op, limit: int) -> list[Op]:
-    """A text op adding more than ``limit`` characters, as one op per ``limit`` characters."""
+def _cut_text(op: Op, sizes: list[int], limit: int) -> list[Op]:
+    """A text op as pieces growing with the text: each commit costs about what the text's length does."""
     _, index, old_tail, add = op
-    pieces = [add[i : i + limit] for i in range(0, len(add), limit)] or [""]
-    return [("text", index, old_tail, pieces[0]), *(("text", index, "", p) for p in pieces[1:])]
+    out: list[Op] = []
+    pos, tail = 0, old_tail
+    while True:
+        piece = add[pos : pos + max(limit, sizes[index] // 2)]
+        out.append(("text", index, tail, piece))
+        tail, pos = "", pos + len(piece)
+        sizes[index] += len(piece)
+        if pos >= len(add):
+            return out
 
 
-def _cut_append(op: Op, limit: int, index: int) -> list[Op]:
-    """A new stream output with a long text: appended with its first part, the rest added after."""
-    output = op[1]
-    text = output.get("text")
-    if output.get("output_type") != "stream" or not isinstance(text, str) or len(text) <= limit:
-        return [op]
-    head = {**output, "text": text[:limit]}
-    return [("append", head), *_cut_text(("text", index, "", text[limit:]), limit)]
+def lengths_before(outputs: list[dict[str, Any]], ops: list[Op], count: int) -> list[int]:
+    """About how long each of the ``count`` outputs' texts is before ``ops`` (``outputs``: after them)."""
+    sizes = [len(o["text"]) if isinstance(o.get("text"), str) else 0 for o in outputs[:count]]
+    sizes += [0] * (count - len(sizes))
+    for op in ops:
+        if op[0] == "text" and op[1] < count:
+            sizes[op[1]] = max(0, sizes[op[1]] - len(op[3]))
+    return sizes
 
 
-def steps(ops: list[Op], outputs_before: int, limit: int = STEP_BYTES) -> list[list[Op]]:
-    """``ops`` (applied to a list of ``outputs_before`` outputs) in order, in steps of about ``limit``."""
+def steps(ops: list[Op], sizes: list[int], limit: int = STEP_BYTES) -> list[list[Op]]:
+    """``ops`` in order, in steps of about ``limit`` (more where a text is already long).
+
+    ``sizes``: the text length of each output before the ops. Appending to a Y text costs about its
+    whole length once the text is long (pycrdt merges the new piece into the text's block: about
+    2 ms per MB here), so pieces grow with the text: a text of n bytes goes in O(log n) commits.
+    """
+    sizes = list(sizes)
     flat: list[Op] = []
-    count = outputs_before
     for op in ops:
         kind = op[0]
         if kind == "clear":
-            count = 0
+            sizes = []
             flat.append(op)
         elif kind == "append":
-            flat += _cut_append(op, limit, count)
-            count += 1
-        elif kind == "text" and len(op[3]) > limit:
-            flat += _cut_text(op, limit)
+            output = op[1]
+            text = output.get("text")
+            if output.get("output_type") == "stream" and isinstance(text, str) and len(text) > limit:
+                sizes.append(limit)
+                flat.append(("append", {**output, "text": text[:limit]}))
+                flat += _cut_text(("text", len(sizes) - 1, "", text[limit:]), sizes, limit)
+            else:
+                sizes.append(len(text) if isinstance(text, str) else 0)
+                flat.append(op)
+        elif kind == "text" and op[1] < len(sizes):
+            flat += _cut_text(op, sizes, limit)
         else:
             flat.append(op)
     out: list[list[Op]] = [[]]

@@ -24,7 +24,7 @@ from ..documents import cells as nb
 from ..documents.rooms import DocumentService
 from ..errors import ToolError
 from ..gate import yield_turn
-from .chunks import steps
+from .chunks import lengths_before, steps
 from .output_model import Op, OutputModel
 from .sessions import KernelService
 
@@ -273,8 +273,9 @@ class ExecutionService:
         if cell._synced == -1:
             # The run's first write replaces the cell's old outputs with all the run has so far.
             ops = [("clear",), *(("append", output) for output in cell.model.outputs)]
-        parts = steps(ops, max(cell._synced, 0))
-        expect = max(cell._synced, 0)  # outputs the document holds once a step is in
+        before = max(cell._synced, 0)
+        parts = steps(ops, lengths_before(cell.model.outputs, ops, before))
+        expect = before  # outputs the document holds once a step is in
         for i, part in enumerate(parts):
             if i:
                 await yield_turn()  # a big output: others go first, agents within their share
