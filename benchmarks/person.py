@@ -77,8 +77,11 @@ async def person(bench: Bench) -> None:
         (await http.put(f"{url}bench/gate", json={"share": share})).raise_for_status()
         loaded, agents = await _agents(bench, peer, tab, http, paths, seconds)
         async with mcp_client(server) as client:
-            code = "print('x' * 100_000_000)"
-            flood = asyncio.create_task(call(client, "execute_code", path="person-flood.ipynb", code=code))
+            # The agent's cell prints 100 MB into its notebook (5 MB of it kept there).
+            code = "for _ in range(100):\n    print('x' * (1024 * 1024 - 1))"
+            flood = asyncio.create_task(
+                call(client, "insert_and_execute", path="person-flood.ipynb", source=code, timeout=300)
+            )
             printing = await _sample(peer, tab, http, url, flood.done)
             await flood
     for what, label, target in (("keystroke", "keystroke", 1.5), ("rest", "REST", 2.0)):
