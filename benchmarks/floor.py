@@ -40,12 +40,13 @@ class GateHandler(APIHandler):
     @property
     def gate(self) -> Any:
         (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
-        return app.gate
+        return getattr(app, "gate", None)
 
     @web.authenticated
     async def put(self) -> None:
         """``{"share": x}``: the gate's share from now on (1: off), to compare in one run."""
-        self.gate.share = float(json.loads(self.request.body)["share"])
+        if self.gate is not None:  # a server without the gate (before issue 14) has nothing to set
+            self.gate.share = float(json.loads(self.request.body)["share"])
         self.set_status(204)
         self.finish()
 
@@ -54,10 +55,10 @@ class GateHandler(APIHandler):
         gate = self.gate
         self.finish(
             {
-                "share": gate.share,
-                "spent_s": gate.spent,
-                "admitted": gate.admitted,
-                "waited": gate.waited,
+                "share": gate.share if gate else 1.0,
+                "spent_s": gate.spent if gate else 0.0,
+                "admitted": gate.admitted if gate else 0,
+                "waited": gate.waited if gate else 0,
                 "thread_cpu_s": time.thread_time(),
             }
         )
