@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,6 +29,7 @@ from .report import Row, ms, pct
 from .yjs import YPeer
 
 AGENTS = 4
+REPO = str(Path(__file__).resolve().parent.parent)  # the agents' process imports benchmarks from here
 VERSION = "2025-11-25"
 
 
@@ -136,6 +139,7 @@ async def _agents(
         "--seconds",
         str(seconds + 1),
         stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))},
     )
     assert proc.stdout is not None
     await proc.stdout.readline()  # ready
