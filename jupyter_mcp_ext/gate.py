@@ -134,16 +134,20 @@ class LoopGate:
             self._installed.set_task_factory(self._previous_factory)
         self._installed = None
 
-    async def run(self, key: str, work: Coroutine[Any, Any, T], *, meter: bool = True) -> T:
+    async def run(
+        self, key: str, work: Coroutine[Any, Any, T], *, meter: bool = True, turn: bool = True
+    ) -> T:
         """Run ``work`` as MCP work of ``key`` (a session): wait for a turn, then run it metered.
 
         Tasks it starts are MCP work too (they inherit the context). ``meter=False``: the caller
-        is metered already (``metered``), and its steps must not count twice.
+        is metered already (``metered``), and its steps must not count twice. ``turn=False``: the
+        caller has had its turn (``turn``).
         """
         self.install()
         token = _MCP.set(self)
         try:
-            await self.turn(key)
+            if turn:
+                await self.turn(key)
             return await (_Metered(work, self) if meter else work)
         finally:
             _MCP.reset(token)

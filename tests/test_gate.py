@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from .yclient import YPeer
@@ -114,6 +115,7 @@ async def test_four_flat_out_agents_use_only_their_share_and_take_turns(
 async def test_waiting_sessions_are_admitted_round_robin(jp_serverapp, server_url):
     """Three sessions queue behind an exhausted share: they are let in in turn, not in arrival order."""
     gate = gate_of(jp_serverapp)
+    gate.recent_share()  # the credit the time since the server started brings, counted now
     gate.spend(0.05)  # the agents just used 50 ms of CPU: the next calls wait
     admitted: list[str] = []
 
@@ -127,3 +129,46 @@ async def test_waiting_sessions_are_admitted_round_robin(jp_serverapp, server_ur
     calls = [call("a"), call("a"), call("a"), call("b"), call("c")]
     await asyncio.wait_for(asyncio.gather(*calls), timeout=30)
     assert admitted == ["a", "b", "c", "a", "a"]
+
+
+async def test_a_call_whose_client_leaves_while_it_waits_is_dropped(
+    jp_serverapp, server_url, jp_auth_header, make_notebook
+):
+    gate = gate_of(jp_serverapp)
+    path = make_notebook("left.ipynb", cells=["a = 1"])
+    url = f"{server_url}mcp"
+    accept = {**jp_auth_header, "Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "x", "version": "0"},
+        },
+    }
+    insert = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "insert_cells", "arguments": {"path": path, "cells": [{"source": "b = 2"}]}},
+    }
+    async with httpx.AsyncClient(headers=accept, timeout=30) as http:
+        opened = await http.post(url, json=init)
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        gate.recent_share()
+        gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: calls wait
+        with pytest.raises(httpx.ReadTimeout):
+            await http.post(url, headers=session, json=insert, timeout=1.0)  # the client gives up
+        for _ in range(50):
+            if gate.waiting == 0:
+                break
+            await asyncio.sleep(0.1)
+        assert gate.waiting == 0, "the call of a client that left still waits for its turn"
+        gate.spend(-1000 * SHARE)  # the share is free again: a call still queued would run now
+        pong = await http.post(url, headers=session, json={"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        assert pong.status_code == 200
+    await asyncio.sleep(0.5)
+    saved = json.loads((Path(jp_serverapp.root_dir) / path).read_text())
+    assert ["".join(c["source"]) for c in saved["cells"]] == ["a = 1"]

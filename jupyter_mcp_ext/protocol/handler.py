@@ -5,6 +5,7 @@ Also the OAuth discovery routes: a server without OAuth answers them with a quie
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -61,6 +62,8 @@ class MCPHandler(APIHandler):
     def initialize(self, transport: MCPTransport, max_body_bytes: int, gate: LoopGate | None = None) -> None:
         self.transport = transport
         self.gate = gate
+        self._waiting: asyncio.Future[None] | None = None
+        self._client_gone = False
         self.max_body_bytes = max_body_bytes
         self._body = bytearray()
         self._too_large = False
@@ -147,12 +150,29 @@ class MCPHandler(APIHandler):
         extra: dict[str, Any] = {"user": user, JUPYTER_HANDLER_KEY: self}
         self.update_api_activity()
         body, self._body = bytes(self._body), bytearray()
-        serving = self.transport.serve(self, body, principal, extra)
         if self.gate is None:
-            await serving
-        else:  # agents' calls take their turn within their share of the loop (issue 14)
-            key = self.request.headers.get("mcp-session-id") or principal
-            await self.gate.run(key, serving, meter=False)  # metered whole, from _execute
+            await self.transport.serve(self, body, principal, extra)
+            return
+        # Agents' calls take their turn within their share of the loop (issue 14); a call whose
+        # client leaves while it waits is dropped (on_connection_close).
+        key = self.request.headers.get("mcp-session-id") or principal
+        self._waiting = asyncio.ensure_future(self.gate.turn(key))
+        try:
+            await self._waiting
+        except asyncio.CancelledError:
+            if not self._client_gone:
+                raise  # not the client leaving: the server is stopping
+            return
+        finally:
+            self._waiting = None
+        serving = self.transport.serve(self, body, principal, extra)
+        await self.gate.run(key, serving, meter=False, turn=False)  # metered whole, from _execute
+
+    def on_connection_close(self) -> None:
+        # Until the transport takes this hook over, a client leaving only matters to a waiting call.
+        self._client_gone = True
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     @web.authenticated
     async def post(self) -> None:
