@@ -36,6 +36,8 @@ SCENARIOS = (
     "person's REST p95, 4 agents flat out",
     "person's keystroke p95, 4 agents, gate off",
     "person's REST p95, 4 agents, gate off",
+    "person's keystroke p95, 4 agents, gate at half the share",
+    "person's REST p95, 4 agents, gate at half the share",
     "person's keystroke p95, during a 100 MB print",
     "person's REST p95, during a 100 MB print",
     "4 agents flat out under the gate: throughput",

@@ -73,12 +73,10 @@ async def person(bench: Bench) -> None:
     ):
         await _sample(peer, tab, http, url, _for(1.0))  # warm-up
         idle = await _sample(peer, tab, http, url, _for(seconds))
-        # The gate off first (the server as it was), then at the server's setting, in the same run.
+        # One agents' run, its seconds taken in turns with the gate at the server's setting and off
+        # (the server as it was): the machine's drift falls on both alike.
         share = (await http.get(f"{url}bench/gate")).json()["share"]
-        (await http.put(f"{url}bench/gate", json={"share": 1.0})).raise_for_status()
-        ungated, ungated_agents = await _agents(bench, peer, tab, http, paths, seconds)
-        (await http.put(f"{url}bench/gate", json={"share": share})).raise_for_status()
-        loaded, agents = await _agents(bench, peer, tab, http, paths, seconds)
+        modes, agents = await _agents(bench, peer, tab, http, paths, seconds, share)
         async with mcp_client(server) as client:
             # The agent's cell prints 100 MB into its notebook (5 MB of it kept there).
             code = "for _ in range(100):\n    print('x' * (1024 * 1024 - 1))"
@@ -88,21 +86,27 @@ async def person(bench: Bench) -> None:
             printing = await _sample(peer, tab, http, url, flood.done)
             await flood
     for what, label, target in (("keystroke", "keystroke", 1.5), ("rest", "REST", 2.0)):
-        _ratio_row(bench, f"person's {label} p95, 4 agents flat out", idle[what], loaded[what], target)
-        _ratio_row(bench, f"person's {label} p95, 4 agents, gate off", idle[what], ungated[what], None)
+        _ratio_row(bench, f"person's {label} p95, 4 agents flat out", idle[what], modes["on"][what], target)
+        _ratio_row(bench, f"person's {label} p95, 4 agents, gate off", idle[what], modes["off"][what], None)
+        _ratio_row(
+            bench,
+            f"person's {label} p95, 4 agents, gate at half the share",
+            idle[what],
+            modes["half"][what],
+            None,
+        )
     _ratio_row(
         bench, "person's keystroke p95, during a 100 MB print", idle["keystroke"], printing["keystroke"], 1.5
     )
     _ratio_row(bench, "person's REST p95, during a 100 MB print", idle["rest"], printing["rest"], None)
-    calls = sum(agents["calls"])
-    rate = calls / agents["wall_s"]
+    on, off, half = modes["on"]["stats"], modes["off"]["stats"], modes["half"]["stats"]
     bench.add(
         Row(
             "4 agents flat out under the gate: throughput",
             "calls/s",
-            rate,
+            on["calls_per_s"],
             None,
-            calls,
+            sum(agents["calls"]),
             1.0,
             "-",
             "min",
@@ -111,23 +115,21 @@ async def person(bench: Bench) -> None:
             {
                 "errors": agents["errors"],
                 "per_session": agents["calls"],
-                "server_cpu_ms_per_call": agents["server_cpu_s"] * 1000 / max(1, calls),
-                "client_cpu_ms_per_call": agents["client_cpu_s"] * 1000 / max(1, calls),
-                **agents["gate"],
-                "gate_off_calls_per_s": sum(ungated_agents["calls"]) / ungated_agents["wall_s"],
-                "gate_off_server_cpu_ms_per_call": ungated_agents["server_cpu_s"]
-                * 1000
-                / max(1, sum(ungated_agents["calls"])),
-                "gate_off_mcp_share_measured": ungated_agents["gate"]["mcp_share_measured"],
+                "client_cpu_ms_per_call": agents["client_cpu_s"] * 1000 / max(1, sum(agents["calls"])),
+                **on,
+                **{f"gate_off_{k}": v for k, v in off.items()},
+                **{f"gate_half_{k}": v for k, v in half.items()},
             },
         )
     )
 
 
 async def _agents(
-    bench: Bench, peer: Any, tab: Any, http: httpx.AsyncClient, paths: list[str], seconds: float
-) -> tuple[dict[str, list[float]], dict[str, Any]]:
-    """The person's latencies while four agents call flat out from their own process; their figures."""
+    bench: Bench, peer: Any, tab: Any, http: httpx.AsyncClient, paths: list[str], seconds: float, share: float
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The person's latencies while four agents call flat out from their own process, in one-second
+    turns with the gate at ``share`` ("on"), off, and at half the share; per kind of turn, the gate's
+    and the server's figures."""
     url = bench.server.url
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -137,26 +139,51 @@ async def _agents(
         bench.server.token,
         *paths,
         "--seconds",
-        str(seconds + 1),
+        str(3 * seconds + 2),
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))},
     )
     assert proc.stdout is not None
     await proc.stdout.readline()  # ready
-    cpu, gate, start = bench.server_cpu(), (await http.get(f"{url}bench/gate")).json(), time.monotonic()
     await asyncio.sleep(0.5)
-    loaded = await _sample(peer, tab, http, url, _for(seconds))
-    gated, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
+    shares = {"on": share, "off": 1.0, "half": share / 2}  # "half": what a lower setting would give
+    modes: dict[str, dict[str, Any]] = {
+        m: {"keystroke": [], "rest": [], "raw": dict.fromkeys(_RAW, 0.0)} for m in shares
+    }
+    end = time.monotonic() + len(shares) * seconds
+    turn = 0
+    while time.monotonic() < end:
+        mode = list(shares)[turn % len(shares)]
+        turn += 1
+        (await http.put(f"{url}bench/gate", json={"share": shares[mode]})).raise_for_status()
+        before, cpu, start = (await http.get(f"{url}bench/gate")).json(), bench.server_cpu(), time.monotonic()
+        got = await _sample(peer, tab, http, url, _for(1.0))
+        after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
+        raw = modes[mode]["raw"]
+        for key in ("spent_s", "admitted", "waited", "thread_cpu_s"):
+            raw[key] += after[key] - before[key]
+        raw["wall_s"] += wall
+        raw["server_cpu_s"] += bench.server_cpu() - cpu
+        modes[mode]["keystroke"] += got["keystroke"]
+        modes[mode]["rest"] += got["rest"]
+    (await http.put(f"{url}bench/gate", json={"share": share})).raise_for_status()
     out, _ = await proc.communicate()
     agents = json.loads(out.decode().strip().splitlines()[-1])
-    agents["server_cpu_s"] = bench.server_cpu() - cpu
-    agents["gate"] = {
-        "share": gate["share"],
-        "mcp_share_measured": (gated["spent_s"] - gate["spent_s"]) / wall,
-        "loop_thread_share": (gated["thread_cpu_s"] - gate["thread_cpu_s"]) / wall,
-        "calls_waited": (gated["waited"] - gate["waited"]) / max(1, gated["admitted"] - gate["admitted"]),
-    }
-    return loaded, agents
+    for name, mode in modes.items():
+        raw = mode.pop("raw")
+        calls = max(1.0, raw["admitted"])  # the agents' requests (each a call) admitted in these turns
+        mode["stats"] = {
+            "share": shares[name],
+            "calls_per_s": raw["admitted"] / raw["wall_s"],
+            "server_cpu_ms_per_call": raw["server_cpu_s"] * 1000 / calls,
+            "mcp_share_measured": raw["spent_s"] / raw["wall_s"],
+            "loop_thread_share": raw["thread_cpu_s"] / raw["wall_s"],
+            "calls_waited": raw["waited"] / calls,
+        }
+    return modes, agents
+
+
+_RAW = ("spent_s", "admitted", "waited", "thread_cpu_s", "wall_s", "server_cpu_s")
 
 
 def _ratio_row(bench: Bench, name: str, idle: list[float], busy: list[float], target: float | None) -> None:
