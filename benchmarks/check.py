@@ -29,6 +29,18 @@ SCENARIOS = (
     "cell printing 100 MB: server RSS growth (peak)",
     "8 sessions concurrently: throughput",
     "8 sessions: one server thread's ceiling (1 / CPU per call)",
+    "server CPU per ping",
+    "server CPU per read_cells",
+    "server CPU per insert_cells",
+    "person's keystroke p95, 4 agents flat out",
+    "person's REST p95, 4 agents flat out",
+    "person's keystroke p95, 4 agents, gate off",
+    "person's REST p95, 4 agents, gate off",
+    "person's keystroke p95, 4 agents, gate at half the share",
+    "person's REST p95, 4 agents, gate at half the share",
+    "person's keystroke p95, during a 100 MB print",
+    "person's REST p95, during a 100 MB print",
+    "4 agents flat out under the gate: throughput",
 )
 
 

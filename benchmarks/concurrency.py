@@ -63,9 +63,11 @@ async def sessions(bench: Bench) -> None:
             8 * n,
             8 * solo_rate,
             "8x one session's rate",
-            "min_ratio",
-            0.8,
-            ">= 0.8x, no errors",
+            # Issue 14 replaced this target (one thread cannot serve 8x one session's rate) with
+            # what the person feels and the agents' throughput under the gate (person.py).
+            "info",
+            0,
+            "- (see issue 14's rows)",
             {
                 "errors": errors,
                 "solo_rate": solo_rate,

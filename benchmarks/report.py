@@ -21,7 +21,8 @@ class Row:
     n: int
     floor: float
     floor_name: str
-    kind: str  # "diff" (p50 - floor <= target), "ratio" (p50 / floor <= target), "min_ratio" (>=), "max"
+    kind: str  # "diff" (p50 - floor <= target), "ratio" (p50 / floor <= target), "min_ratio" (>=), "max",
+    # "min" (p50 >= target), "info" (no target; beside its floor if it has one)
     target: float
     target_text: str
     extra: dict[str, Any] = field(default_factory=dict)
@@ -30,13 +31,13 @@ class Row:
     def versus(self) -> float:
         if self.kind == "diff":
             return self.p50 - self.floor
-        if self.kind == "max":
+        if self.kind in ("max", "min"):
             return self.p50
         return self.p50 / self.floor if self.floor else float("inf")
 
     @property
     def met(self) -> bool:
-        if self.kind == "min_ratio":
+        if self.kind in ("min_ratio", "min"):
             return self.versus >= self.target and not self.extra.get("errors")
         return self.versus <= self.target
 
@@ -45,6 +46,8 @@ class Row:
             return f"{self.versus:+.2f} ms"
         if self.kind == "max":
             return f"{self.versus:.1f} MB"
+        if self.kind == "min":
+            return f"{self.versus:.1f} {self.unit}"
         return f"{self.versus:.2f}x"
 
     def as_json(self) -> dict[str, Any]:
@@ -92,8 +95,12 @@ def table(rows: list[Row]) -> str:
                 return "-"
             return f"{v:.1f} {unit}" if unit != "ms" else f"{v:.2f} ms"
 
-        if r.kind == "info":
+        if r.kind == "info" and r.floor_name in ("", "-"):
             cells = [r.scenario, fmt(r.p50), fmt(r.p95), "-", "-", "-", "-"]
+        elif r.kind in ("info", "min"):  # a figure beside its floor without a target, or a bare minimum
+            floor = "-" if r.kind == "min" else f"{fmt(r.floor)} ({r.floor_name})"
+            met = "-" if r.kind == "info" else ("yes" if r.met else "**no**")
+            cells = [r.scenario, fmt(r.p50), fmt(r.p95), floor, r.versus_text(), r.target_text, met]
         else:
             floor_unit = "MB" if r.kind == "max" else r.unit
             cells = [

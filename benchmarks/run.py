@@ -14,14 +14,21 @@ import sys
 import time
 from pathlib import Path
 
-from . import concurrency, editing, execution
+from . import concurrency, editing, execution, person
 from .bench import Bench, Settings
 from .client import mcp_client, write_notebook
 from .report import MB, machine, table
 from .server import JupyterServer
 
 
-async def run_all(bench: Bench) -> None:
+async def run_all(bench: Bench, only_person: bool = False) -> None:
+    if not only_person:
+        await run_issue5(bench)
+    await person.server_cpu(bench)
+    await person.person(bench)
+
+
+async def run_issue5(bench: Bench) -> None:
     root = bench.server.root
     small = write_notebook(root, "small.ipynb", 20)
     big = write_notebook(root, "big.ipynb", 500, big=True)
@@ -52,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="diagnostic: collaboration's update store keeps nothing, to show its share of an edit",
     )
+    parser.add_argument(
+        "--only-person", action="store_true", help="only what the person feels and server CPU per call"
+    )
     args = parser.parse_args(argv)
     settings = Settings(quick=args.quick)
 
@@ -66,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
         bench = Bench(server, settings, log, args.profile)
-        asyncio.run(run_all(bench))
+        asyncio.run(run_all(bench, args.only_person))
     finally:
         server.stop()
     elapsed = time.monotonic() - started

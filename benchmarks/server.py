@@ -55,6 +55,12 @@ class JupyterServer:
                 }
             )
         )
+        # The CPU floor's handler (benchmarks/floor.py), enabled beside the installed extensions.
+        extra = self.config / "jupyter_server_config.d"
+        extra.mkdir(exist_ok=True)
+        (extra / "bench_floor.json").write_text(
+            json.dumps({"ServerApp": {"jpserver_extensions": {"benchmarks.floor": True}}})
+        )
         env = {
             **os.environ,
             "JUPYTER_CONFIG_DIR": str(self.config),
@@ -73,10 +79,10 @@ class JupyterServer:
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root}",
         ]
+        repo = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH")]))
         if self.without_ystore:
             command.append("--YDocExtension.ystore_class=benchmarks.nostore.NoStore")
-            repo = str(Path(__file__).resolve().parent.parent)
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH")]))
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")
         with self.log.open("wb") as log:

@@ -14,6 +14,7 @@ from .documents.rooms import DocumentService
 from .documents.secrets import DEFAULT_DENIED, DeniedFiles
 from .documents.text_files import TextDocumentService
 from .endpoint import startup_line
+from .gate import LoopGate
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
@@ -165,6 +166,14 @@ class MCPExtensionApp(ExtensionApp):
         "Symbolic links are followed. An empty list turns the check off.",
     )
 
+    mcp_loop_share = Float(
+        0.5,
+        config=True,
+        help="Largest share (0-1) of the server's event loop time, measured as CPU, that MCP calls and "
+        "the outputs of agents' runs may use; calls over it wait their turn, so people's typing, file "
+        "browser and kernels are served first. 1 turns the gate off.",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
@@ -211,13 +220,19 @@ class MCPExtensionApp(ExtensionApp):
             agents=agents,
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
+        self.gate = LoopGate(self.mcp_loop_share)
+        tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
         self.transport = MCPTransport(
-            build_server(self.services, ALL + (conformance.TOOLS if self.conformance_tools else [])),
+            build_server(self.services, tools),
             session_idle_timeout=self.session_idle_timeout,
             retry_interval_ms=self.sse_retry_interval,
             max_body_bytes=body_limit(self.max_file_bytes),
             max_sessions_per_principal=self.max_sessions_per_user,
             max_sessions=self.max_sessions,
+            # Kernel calls run long: they stream, so progress, resumption and cancelling reach them.
+            streaming_tools=frozenset(
+                t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
+            ),
         )
         self.panel = Panel.build(
             self.services,
@@ -234,7 +249,8 @@ class MCPExtensionApp(ExtensionApp):
         route = url_path_join(self.serverapp.base_url, "mcp")
         limit = body_limit(self.max_file_bytes)
         self.serverapp.web_app.add_handlers(
-            ".*$", [(route, MCPHandler, {"transport": self.transport, "max_body_bytes": limit})]
+            ".*$",
+            [(route, MCPHandler, {"transport": self.transport, "max_body_bytes": limit, "gate": self.gate})],
         )
         self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
@@ -245,4 +261,5 @@ class MCPExtensionApp(ExtensionApp):
 
     async def stop_extension(self) -> None:
         await self.transport.stop()
+        self.gate.uninstall()
         await self.services.stop()

@@ -23,6 +23,8 @@ from pycrdt import Array, Map, Text
 from ..documents import cells as nb
 from ..documents.rooms import DocumentService
 from ..errors import ToolError
+from ..gate import yield_turn
+from .chunks import lengths_before, steps
 from .output_model import Op, OutputModel
 from .sessions import KernelService
 
@@ -31,6 +33,7 @@ log = logging.getLogger(__name__)
 KEEP_FINISHED = 200  # finished runs kept for get_execution, at most this many
 KEEP_FINISHED_BYTES = 64 * 1024 * 1024  # and outputs of at most this size, together
 START_GRACE = 0.05  # seconds a run's start may wait to go into the document with what follows
+BATCH = 256  # kernel messages taken in one go: a flood is handled in steps, the loop free between them
 
 
 @dataclass(eq=False)  # identity: a run's cells are found with `in`
@@ -202,7 +205,7 @@ class ExecutionService:
                     await self._write(run, cell, [], state="running", count=None)
                     continue
                 batch = [waiter.result()]
-                while not inbox.empty():
+                while not inbox.empty() and len(batch) < BATCH:
                     batch.append(inbox.get_nowait())
                 # One document transaction per batch: a flood of small messages stays cheap.
                 ops: list[Op] = []
@@ -273,9 +276,31 @@ class ExecutionService:
     async def _write(
         self, run: Run, cell: CellRun, ops: list[Op], *, state: str | None, count: int | None
     ) -> None:
-        """Apply output edits to the cell in the live document, found afresh by id each time."""
+        """Apply output edits to the cell in the live document, in steps that leave the loop free."""
         if cell.cell_id is None or cell.note is not None or (not ops and state is None and count is None):
             return
+        if cell._synced == -1:
+            # The run's first write replaces the cell's old outputs with all the run has so far.
+            ops = [("clear",), *(("append", output) for output in cell.model.outputs)]
+        before = max(cell._synced, 0)
+        parts = steps(ops, lengths_before(cell.model.outputs, ops, before))
+        expect = before  # outputs the document holds once a step is in
+        for i, part in enumerate(parts):
+            if i:
+                await yield_turn()  # a big output: others go first, agents within their share
+            for op in part:
+                expect = 0 if op[0] == "clear" else expect + (op[0] == "append")
+            last = i == len(parts) - 1
+            await self._write_step(
+                run, cell, part, expect, state=state if last else None, count=count if last else None
+            )
+            if cell.note is not None:
+                return
+
+    async def _write_step(
+        self, run: Run, cell: CellRun, ops: list[Op], expect: int, *, state: str | None, count: int | None
+    ) -> None:
+        """One transaction of output edits on the cell in the live document, found afresh by id."""
         doc = await self.documents.live(run.path, run.room_id)
         if doc is None:
             cell.note = (
@@ -296,13 +321,15 @@ class ExecutionService:
             youtputs = ycell.get("outputs")
             if not isinstance(youtputs, Array):
                 ycell["outputs"] = youtputs = Array()
+            if first:  # the ops begin with a clear of what an earlier run left (see _write)
+                cell._synced = len(youtputs)
             if len(youtputs) == cell._synced:
                 try:
                     for op in ops:
                         _apply(youtputs, op)
                 except (IndexError, KeyError, TypeError):
                     cell._synced = -2  # not what we left there: rewrite it below
-            if len(youtputs) != cell._synced or cell._synced < 0:
+            if cell._synced < 0 or len(youtputs) != expect:
                 # Someone changed the outputs under the run (a person cleared or re-ran the cell):
                 # put back what the run has produced, whole.
                 youtputs.clear()

@@ -5,6 +5,7 @@ Also the OAuth discovery routes: a server without OAuth answers them with a quie
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -16,6 +17,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from tornado import web
 
+from ..gate import LoopGate
 from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
 
@@ -61,12 +63,25 @@ class MCPHandler(APIHandler):
     # Checked per tool with the authorizer; being authenticated is what the route itself needs.
     auth_resource = "contents"
 
-    def initialize(self, transport: MCPTransport, max_body_bytes: int) -> None:
+    def initialize(self, transport: MCPTransport, max_body_bytes: int, gate: LoopGate | None = None) -> None:
         self.transport = transport
+        self.gate = gate
+        self._waiting: asyncio.Future[None] | None = None
+        self._client_gone = False
         self.max_body_bytes = max_body_bytes
         self._body = bytearray()
         self._too_large = False
         self._refusal: str | None = None  # why a request without credentials is refused
+
+    def _execute(self, transforms: Any, *args: Any, **kwargs: Any) -> Any:
+        """Tornado's own entry of a request: metered whole as MCP work (issue 14).
+
+        Private to Tornado (stable since 2012), overridden so that the gate also counts Jupyter's
+        auth, the answer's write and the access log, a good part of a small call's CPU. Should it be
+        renamed, those parts go unmetered; the call itself still is (``_serve``).
+        """
+        work = super()._execute(transforms, *args, **kwargs)
+        return self.gate.metered(work) if self.gate is not None else work
 
     def check_xsrf_cookie(self) -> None:
         # A request nobody authenticated is refused for its missing token (below), not for XSRF:
@@ -150,7 +165,29 @@ class MCPHandler(APIHandler):
         extra: dict[str, Any] = {"user": user, JUPYTER_HANDLER_KEY: self}
         self.update_api_activity()
         body, self._body = bytes(self._body), bytearray()
-        await self.transport.serve(self, body, principal, extra)
+        if self.gate is None:
+            await self.transport.serve(self, body, principal, extra)
+            return
+        # Agents' calls take their turn within their share of the loop (issue 14); a call whose
+        # client leaves while it waits is dropped (on_connection_close).
+        key = self.request.headers.get("mcp-session-id") or principal
+        self._waiting = asyncio.ensure_future(self.gate.turn(key))
+        try:
+            await self._waiting
+        except asyncio.CancelledError:
+            if not self._client_gone:
+                raise  # not the client leaving: the server is stopping
+            return
+        finally:
+            self._waiting = None
+        serving = self.transport.serve(self, body, principal, extra)
+        await self.gate.run(key, serving, meter=False, turn=False)  # metered whole, from _execute
+
+    def on_connection_close(self) -> None:
+        # Until the transport takes this hook over, a client leaving only matters to a waiting call.
+        self._client_gone = True
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     @web.authenticated
     async def post(self) -> None:

@@ -26,6 +26,7 @@ from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
 from .events import MemoryEventStore, session_scope
+from .responses import answer_as, wants_stream
 from .sessions import Session, SessionLedger, SessionRefused
 
 log = logging.getLogger(__name__)
@@ -47,8 +48,10 @@ class MCPTransport:
         max_sessions_per_principal: int | None = None,
         max_sessions: int | None = None,
         max_events: int = 2000,
+        streaming_tools: frozenset[str] = frozenset(),
     ):
         self._server = server
+        self.streaming_tools = streaming_tools
         self.events = MemoryEventStore(max_events)
         self._settings = {
             "session_idle_timeout": session_idle_timeout,
@@ -137,6 +140,7 @@ class MCPTransport:
                 _speak(scope, session.version)
             token = session_scope.set(session.scope if session else None)
             try:
+                self._answer(handler, body, session_id)
                 await self.manager.handle_request(scope, exchange.receive, exchange.send)
             finally:
                 session_scope.reset(token)
@@ -148,8 +152,14 @@ class MCPTransport:
         elif _opens_session(handler, body):
             await self._open(exchange, scope, principal, extra_scope.get("user"))
         else:
+            self._answer(handler, body, None)
             await self.manager.handle_request(scope, exchange.receive, exchange.send)
         exchange.finish()
+
+    def _answer(self, handler: RequestHandler, body: bytes, session_id: str | None) -> None:
+        """A POST is answered with a JSON body unless it streams (``responses``); the SDK is told now."""
+        if handler.request.method == "POST":
+            answer_as(self.manager, session_id, stream=wants_stream(body, self.streaming_tools))
 
     async def _open(self, exchange: _Exchange, scope: dict[str, Any], principal: str, owner: Any) -> None:
         """A request that would open a session: make room first (or refuse), then note what opened."""
@@ -174,6 +184,7 @@ class MCPTransport:
         exchange.on_start = started
         token = session_scope.set(new_scope)
         try:
+            self._answer(exchange.handler, exchange.body, None)
             await self.manager.handle_request(scope, exchange.receive, exchange.send)
         finally:
             session_scope.reset(token)
@@ -250,7 +261,7 @@ class _Exchange:
 
     def __init__(self, handler: RequestHandler, body: bytes):
         self.handler = handler
-        self._body = body
+        self.body = body
         self.status = 0
         self.session_id: str | None = None
         # An opening request: called when its answer starts, with the status and session id; the
@@ -291,7 +302,7 @@ class _Exchange:
     async def receive(self) -> Message:
         if not self._body_sent:
             self._body_sent = True
-            return {"type": "http.request", "body": self._body, "more_body": False}
+            return {"type": "http.request", "body": self.body, "more_body": False}
         # After the body, an ASGI receive() only returns when the client disconnects.
         await self._gone.wait()
         return {"type": "http.disconnect"}

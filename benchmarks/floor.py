@@ -1,0 +1,74 @@
+"""A server extension for the benchmark's own server: an authenticated ``APIHandler`` as a CPU floor.
+
+``PUT <base>/bench/floor`` stores an answer; each ``POST`` then answers those bytes. With the bytes
+of an MCP answer stored, a POST of the same request body costs what Jupyter's own request handling
+and token auth cost for that exchange, without MCP: the floor the server's CPU per call is set against.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+
+ANSWER: dict[str, bytes] = {"body": b"{}"}
+
+
+class FloorHandler(APIHandler):
+    auth_resource = "contents"
+
+    @web.authenticated
+    async def put(self) -> None:
+        ANSWER["body"] = self.request.body
+        self.set_status(204)
+        self.finish()
+
+    @web.authenticated
+    async def post(self) -> None:
+        self.finish(ANSWER["body"])
+
+
+class GateHandler(APIHandler):
+    """The MCP gate's counters (``jupyter_mcp_ext.gate``): how much loop CPU MCP used, who waited."""
+
+    auth_resource = "contents"
+
+    @property
+    def gate(self) -> Any:
+        (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+        return getattr(app, "gate", None)
+
+    @web.authenticated
+    async def put(self) -> None:
+        """``{"share": x}``: the gate's share from now on (1: off), to compare in one run."""
+        if self.gate is not None:  # a server without the gate (before issue 14) has nothing to set
+            self.gate.share = float(json.loads(self.request.body)["share"])
+        self.set_status(204)
+        self.finish()
+
+    @web.authenticated
+    async def get(self) -> None:
+        gate = self.gate
+        self.finish(
+            {
+                "share": gate.share if gate else 1.0,
+                "spent_s": gate.spent if gate else 0.0,
+                "admitted": gate.admitted if gate else 0,
+                "waited": gate.waited if gate else 0,
+                "thread_cpu_s": time.thread_time(),
+            }
+        )
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    return [{"module": "benchmarks.floor"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    route = url_path_join(serverapp.base_url, "bench", "floor")
+    gate = url_path_join(serverapp.base_url, "bench", "gate")
+    serverapp.web_app.add_handlers(".*$", [(route, FloorHandler), (gate, GateHandler)])

@@ -1,0 +1,233 @@
+"""A share of the event loop for agents: MCP work waits its turn so the person is served first.
+
+Jupyter Server is one thread. Four agents calling flat out can fill every loop iteration, and a
+person's keystroke (about ten loop hops from one browser to another) then waits behind each. The
+gate meters the loop-thread CPU that MCP work uses (``time.thread_time`` around every step of an
+MCP task) and admits new MCP work only while that CPU stays within ``share`` of wall time. A call
+over the share waits; waiting calls are served round-robin across sessions, so one busy agent
+cannot starve another; nothing is refused for load.
+
+What counts as MCP work: every step of a task running in an MCP context (``mcp_context``): the
+handler's own request, the SDK's session tasks and the tools' tasks they start (including runs
+writing outputs), found through a task factory on the loop. Only steps are metered: time a task
+spends waiting (for a kernel, for a client) costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections import OrderedDict, deque
+from collections.abc import Coroutine, Generator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_MCP: contextvars.ContextVar[LoopGate | None] = contextvars.ContextVar("jupyter_mcp_ext_gate", default=None)
+BURST = 0.02  # seconds of CPU an idle gate lets through at once
+WINDOW = 1.0  # seconds over which ``recent_share`` is reported
+
+
+class _Metered:
+    """Drives a coroutine step by step, adding the loop-thread CPU of each step to the gate."""
+
+    __slots__ = ("_coro", "_gate")
+
+    def __init__(self, coro: Coroutine[Any, Any, T], gate: LoopGate):
+        self._coro = coro
+        self._gate = gate
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, gate, clock = self._coro, self._gate, time.thread_time
+        send, throw = coro.send, coro.throw
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            start = clock()
+            try:
+                yielded = send(value) if error is None else throw(error)
+            except StopIteration as stop:
+                gate.spend(clock() - start)
+                return stop.value
+            except BaseException:
+                gate.spend(clock() - start)
+                raise
+            gate.spend(clock() - start)
+            try:
+                value, error = (yield yielded), None
+            except BaseException as exc:  # cancellation and anything thrown in goes to the coroutine
+                value, error = None, exc
+
+
+async def _metered(coro: Coroutine[Any, Any, T], gate: LoopGate) -> T:
+    return await _Metered(coro, gate)
+
+
+class LoopGate:
+    """Admits MCP work while its CPU stays within ``share`` of the loop's time.
+
+    ``share`` 1.0 (or more) turns the gate off: nothing waits, CPU is still metered.
+    """
+
+    def __init__(self, share: float = 0.5):
+        self.share = share
+        self.spent = 0.0  # loop-thread CPU seconds of MCP work, in all
+        self.admitted = 0
+        self.waited = 0  # admissions that had to wait
+        self.order: deque[str] = deque(maxlen=256)  # the last admissions' keys, in order (for tests)
+        self._credit = BURST
+        self._stamp = time.monotonic()
+        self._queues: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        self._timer: asyncio.TimerHandle | None = None
+        self._samples: deque[tuple[float, float]] = deque()  # (monotonic, spent) about every 50 ms
+        self._installed: asyncio.AbstractEventLoop | None = None
+        self._previous_factory: Any = None
+
+    # -- metering ------------------------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        return 0 < self.share < 1
+
+    def spend(self, seconds: float) -> None:
+        self.spent += seconds
+        self._credit -= seconds
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self._credit = min(BURST, self._credit + (now - self._stamp) * self.share)
+        self._stamp = now
+        if not self._samples or now - self._samples[-1][0] >= 0.05:
+            self._samples.append((now, self.spent))
+            while len(self._samples) > 2 and now - self._samples[1][0] > WINDOW:
+                self._samples.popleft()
+
+    def recent_share(self) -> float:
+        """MCP's CPU over about the last second, as a share of wall time."""
+        self._refill()
+        (t0, s0), now = self._samples[0], time.monotonic()
+        return (self.spent - s0) / (now - t0) if now > t0 else 0.0
+
+    def install(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Meter every task started in an MCP context on ``loop`` (a task factory; others chain)."""
+        loop = loop or asyncio.get_running_loop()
+        if self._installed is loop:
+            return
+        previous = loop.get_task_factory()
+        gate = self
+
+        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
+            context = kwargs.get("context")
+            owner = context.get(_MCP) if context is not None else _MCP.get()
+            if owner is gate and asyncio.iscoroutine(coro):
+                coro = _metered(coro, gate)
+            if previous is not None:
+                return previous(loop, coro, **kwargs)
+            return asyncio.Task(coro, loop=loop, **kwargs)
+
+        loop.set_task_factory(factory)
+        self._installed, self._previous_factory = loop, previous
+
+    def uninstall(self) -> None:
+        if self._installed is not None and not self._installed.is_closed():
+            self._installed.set_task_factory(self._previous_factory)
+        self._installed = None
+
+    async def run(
+        self, key: str, work: Coroutine[Any, Any, T], *, meter: bool = True, turn: bool = True
+    ) -> T:
+        """Run ``work`` as MCP work of ``key`` (a session): wait for a turn, then run it metered.
+
+        Tasks it starts are MCP work too (they inherit the context). ``meter=False``: the caller
+        is metered already (``metered``), and its steps must not count twice. ``turn=False``: the
+        caller has had its turn (``turn``).
+        """
+        self.install()
+        token = _MCP.set(self)
+        try:
+            if turn:
+                await self.turn(key)
+            return await (_Metered(work, self) if meter else work)
+        finally:
+            _MCP.reset(token)
+
+    def metered(self, work: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
+        """``work`` with the CPU of each of its steps counted as MCP work."""
+        return _metered(work, self)
+
+    # -- admission -----------------------------------------------------------------------
+
+    async def turn(self, key: str) -> None:
+        """Wait until MCP is within its share and ``key`` is next among the sessions waiting."""
+        self._refill()
+        self.admitted += 1
+        if not self.enabled or (self._credit > 0 and not self._queues):
+            self.order.append(key)
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queues.setdefault(key, deque()).append(waiter)
+        self.waited += 1
+        self._schedule()
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            self._discard(key, waiter)
+            if waiter.done() and not waiter.cancelled():
+                self._schedule()  # it had its turn: pass it on
+            raise
+
+    def _discard(self, key: str, waiter: asyncio.Future[None]) -> None:
+        queue = self._queues.get(key)
+        if queue is not None and waiter in queue:
+            queue.remove(waiter)
+            if not queue:
+                del self._queues[key]
+
+    def _schedule(self) -> None:
+        if self._timer is not None or not self._queues:
+            return
+        self._refill()
+        delay = 0.0 if self._credit > 0 else -self._credit / self.share + 0.001
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(delay, self._release)
+
+    def _release(self) -> None:
+        """Let the next session in turn go (one per loop iteration, so its CPU is counted first)."""
+        self._timer = None
+        self._refill()
+        while self._credit > 0 and self._queues:
+            key, queue = next(iter(self._queues.items()))
+            waiter = queue.popleft()
+            if queue:
+                self._queues.move_to_end(key)  # round-robin: this session goes behind the others
+            else:
+                del self._queues[key]
+            if waiter.done():  # cancelled while queued
+                continue
+            self.order.append(key)
+            waiter.set_result(None)
+            break
+        if self._queues:
+            loop = asyncio.get_running_loop()
+            if self._credit > 0:
+                self._timer = loop.call_soon(self._release)  # type: ignore[assignment]
+            else:
+                self._timer = loop.call_later(-self._credit / self.share + 0.001, self._release)
+
+    @property
+    def waiting(self) -> int:
+        return sum(len(q) for q in self._queues.values())
+
+
+def mcp_context() -> LoopGate | None:
+    """The gate whose MCP work the current task is part of, if any."""
+    return _MCP.get()
+
+
+async def yield_turn() -> None:
+    """In MCP work that runs long (a run writing a large output): let others go if over the share."""
+    await asyncio.sleep(0)  # whatever the share: what is ready to run goes first
+    gate = _MCP.get()
+    if gate is not None:
+        await gate.turn("runs")
