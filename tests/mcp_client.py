@@ -52,3 +52,17 @@ async def fails(client: Client, tool: str, **arguments: Any) -> str:
     result = await client.call_tool(tool, arguments)
     assert result.is_error, f"{tool} should have failed: {text(result)}"
     return text(result)
+
+
+# For tests that speak the handshake over bare HTTP (to see status codes, headers and bodies as sent).
+RAW_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+RAW_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}

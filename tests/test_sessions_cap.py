@@ -7,17 +7,10 @@ import pytest
 from jupyter_server.auth import IdentityProvider, User
 from traitlets.config import Config
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+from .mcp_client import RAW_HEADERS, RAW_INITIALIZE
+
+INIT = RAW_INITIALIZE
+ACCEPT = RAW_HEADERS
 TOKENS = {"alice-token": "alice", "bob-token": "bob", "carol-token": "carol"}
 
 

@@ -8,19 +8,10 @@ import httpx
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from .mcp_client import MODES, connect, ok
+from .mcp_client import MODES, RAW_HEADERS, RAW_INITIALIZE, connect, ok
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = RAW_INITIALIZE
+ACCEPT = RAW_HEADERS
 
 
 @pytest.mark.parametrize("mode", MODES)

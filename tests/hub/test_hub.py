@@ -32,6 +32,8 @@ from .harness import Hub, find_proxy
 pytest.importorskip("jupyterhub", reason="the test extra installs JupyterHub")
 from jupyterhub.singleuser.extension import JupyterHubUser
 
+from ..mcp_client import RAW_HEADERS, RAW_INITIALIZE
+
 pytestmark = pytest.mark.timeout(300)
 
 ACCESS = "access:servers!server=alice/"
@@ -39,17 +41,8 @@ READ, WRITE, EXECUTE = (
     f"custom:jupyter_server:{action}:*!server=alice/" for action in ("read", "write", "execute")
 )
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = RAW_INITIALIZE
+HEADERS = RAW_HEADERS
 
 
 @dataclass
