@@ -283,33 +283,6 @@ async def test_a_dropped_stream_resumes_with_the_long_calls_result(server_url, j
     assert all(e["id"] for e in events)
 
 
-async def test_the_event_store_is_bounded_and_replays_only_to_its_own_session():
-    from mcp_types import JSONRPCNotification
-
-    from jupyter_mcp_ext.protocol.events import MemoryEventStore, session_scope
-
-    store = MemoryEventStore(max_events=5)
-    alice, bob = object(), object()
-    ids = []
-    for i in range(8):
-        session_scope.set(alice)
-        ids.append(await store.store_event("1", JSONRPCNotification(jsonrpc="2.0", method=f"n{i}")))
-        session_scope.set(bob)  # another session, with the same request id, in between
-        await store.store_event("1", JSONRPCNotification(jsonrpc="2.0", method=f"b{i}"))
-    assert store.size == 5
-    replayed = []
-
-    async def collect(event):
-        replayed.append((event.event_id, event.message.method))
-
-    session_scope.set(alice)
-    assert await store.replay_events_after(ids[0], collect) is None  # forgotten: too old
-    assert await store.replay_events_after(ids[6], collect) == "1"
-    assert replayed == [(ids[7], "n7")]  # alice's only, none of bob's
-    session_scope.set(bob)
-    assert await store.replay_events_after(ids[6], collect) is None  # not bob's to replay
-
-
 class TestInJupyterLab:
     """The empty notebook opened by a person in JupyterLab (headless Chromium), not only by a Yjs peer."""
 

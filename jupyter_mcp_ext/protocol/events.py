@@ -9,6 +9,9 @@ The SDK keeps one store for all sessions and names streams by request id, which 
 each request (``session_scope``) and which the session's own tasks inherit from the request that
 opened it; a ``Last-Event-ID`` replays only events of the caller's own scope. Event ids are random,
 so one cannot be guessed.
+
+The store is bounded by count and by bytes (a result can be large), and a session's events go
+when the session does: nobody can resume a stream of a session that has ended.
 """
 
 from __future__ import annotations
@@ -33,13 +36,16 @@ class _Event:
     scope: object | None
     stream: StreamId
     message: JSONRPCMessage | None
+    size: int
 
 
 class MemoryEventStore(EventStore):
-    """Keeps the last ``max_events`` events of all sessions; the oldest go first."""
+    """Keeps the last ``max_events`` events, at most ``max_bytes`` of them, of live sessions."""
 
-    def __init__(self, max_events: int = 2000):
+    def __init__(self, max_events: int = 2000, max_bytes: int = 16 * 1024 * 1024):
         self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self._events: OrderedDict[EventId, _Event] = OrderedDict()
         self._streams: dict[tuple[object | None, StreamId], deque[EventId]] = {}
         self._serial = itertools.count()
@@ -48,14 +54,28 @@ class MemoryEventStore(EventStore):
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         scope = session_scope.get()
         event_id = f"{self._salt}-{next(self._serial)}"
-        self._events[event_id] = _Event(scope, stream_id, message)
+        size = len(message.model_dump_json(by_alias=True, exclude_unset=True)) if message else 0
+        self._events[event_id] = _Event(scope, stream_id, message, size)
+        self.bytes += size
         self._streams.setdefault((scope, stream_id), deque()).append(event_id)
-        while len(self._events) > self.max_events:
+        while len(self._events) > self.max_events or self.bytes > self.max_bytes:
             self._forget_oldest()
         return event_id
 
+    def forget(self, scope: object) -> None:
+        """Drop every event of a session that has ended."""
+        for key in [key for key in self._streams if key[0] is scope]:
+            for event_id in self._streams.pop(key):
+                self.bytes -= self._events.pop(event_id).size
+
+    def clear(self) -> None:
+        self._events.clear()
+        self._streams.clear()
+        self.bytes = 0
+
     def _forget_oldest(self) -> None:
         _, event = self._events.popitem(last=False)
+        self.bytes -= event.size
         key = (event.scope, event.stream)
         ids = self._streams[key]
         ids.popleft()  # events of a stream are stored, and so forgotten, in order

@@ -7,12 +7,14 @@ oldest idle session of the same principal first, then (at the total cap) the old
 anyone. A session busy with a request (an open stream, a running call) is never closed to make room.
 
 The ledger mirrors the SDK's own idle timeout: a session with no request in flight for
-``idle_timeout`` seconds is gone there, and is forgotten here.
+``idle_timeout`` seconds is gone there, and is forgotten here. ``on_gone`` hears of each session
+that ended (its client's DELETE, a 404, the idle timeout), so what was kept for it can go too.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +34,15 @@ class SessionRefused(Exception):
 
 
 class SessionLedger:
-    def __init__(self, *, per_principal: int | None, total: int | None, idle_timeout: float | None):
+    def __init__(
+        self,
+        *,
+        per_principal: int | None,
+        total: int | None,
+        idle_timeout: float | None,
+        on_gone: Callable[[Session], None] = lambda session: None,
+    ):
+        self.on_gone = on_gone
         self.per_principal = per_principal
         self.total = total
         self.idle_timeout = idle_timeout
@@ -44,7 +54,7 @@ class SessionLedger:
             return
         expired = time.monotonic() - self.idle_timeout
         for sid in [s for s, x in self.sessions.items() if not x.in_flight and x.last_used < expired]:
-            del self.sessions[sid]
+            self.on_gone(self.sessions.pop(sid))
 
     def reserve(self, principal: str) -> list[tuple[str, Session]]:
         """Hold a place for one new session of ``principal``; returns the sessions to close for it.
@@ -83,7 +93,7 @@ class SessionLedger:
                     )
                 victims += [(sid, self.sessions[sid]) for sid in candidates[:need]]
         for sid, _ in victims:
-            del self.sessions[sid]
+            del self.sessions[sid]  # closed by the caller (``MCPTransport._close``)
         self._opening[principal] = self._opening.get(principal, 0) + 1
         return victims
 
@@ -108,5 +118,5 @@ class SessionLedger:
     def end(self, session_id: str, session: Session, *, gone: bool) -> None:
         session.in_flight -= 1
         session.last_used = time.monotonic()
-        if gone:
-            self.sessions.pop(session_id, None)
+        if gone and self.sessions.pop(session_id, None) is not None:
+            self.on_gone(session)

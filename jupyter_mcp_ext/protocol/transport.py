@@ -61,7 +61,10 @@ class MCPTransport:
             "max_sessions": None,  # the ledger caps sessions, per principal and in all
         }
         self.sessions = SessionLedger(
-            per_principal=max_sessions_per_principal, total=max_sessions, idle_timeout=session_idle_timeout
+            per_principal=max_sessions_per_principal,
+            total=max_sessions,
+            idle_timeout=session_idle_timeout,
+            on_gone=lambda session: self.events.forget(session.scope),
         )
         self.manager = self._new_manager()
         self._task: asyncio.Task[None] | None = None
@@ -119,6 +122,7 @@ class MCPTransport:
             return 0
         count = len(self.sessions.sessions)  # the ledger knows every session the SDK holds
         self.sessions.sessions.clear()
+        self.events.clear()
         await self.stop()
         self.manager, self._task = self._new_manager(), None
         self._started.clear()
@@ -226,6 +230,7 @@ class MCPTransport:
             log.exception("Closing MCP session %s failed", session_id[:8])
         finally:
             session_scope.reset(token)
+            self.events.forget(session.scope)
 
 
 def _speak(scope: dict[str, Any], negotiated: str) -> None:
