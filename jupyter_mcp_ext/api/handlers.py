@@ -97,16 +97,20 @@ class RevertHandler(PanelHandler):
     async def post(self) -> None:
         body, journal = self.body(), self.panel.journal
         if "entry" in body:
-            entry = journal.get(_int(body["entry"], "entry"))
+            entry_id = _int(body["entry"], "entry")
+            entry = journal.get(entry_id)
             if entry is None:
-                raise web.HTTPError(404, f"No journal entry {body['entry']} (old entries are dropped).")
-            entries = [entry]
+                raise web.HTTPError(404, journal.too_old(entry_id) or f"No journal entry {entry_id}.")
+            entries, dropped = [entry], None
         elif "agent" in body:
             since = _int(body.get("since", 0), "since")
             entries = journal.entries(agent=str(body["agent"]), since=since)
+            dropped = journal.dropped_since(str(body["agent"]), since)
         else:
             raise web.HTTPError(400, 'Give {"entry": <id>} or {"agent": <id>, "since": <entry id>}.')
         result = await self.panel.reverter.revert(entries)
+        if dropped:
+            result.notes.append(dropped)
         status = 409 if result.conflicts and not result.reverted else 200
         self.answer(result.to_json(), status)
 
