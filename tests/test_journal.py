@@ -228,6 +228,26 @@ async def test_revert_all_of_an_agents_changes_since_a_point(
         result = await panel.post("revert", {"agent": entries[0]["agent"], "since": since})
         assert sorted(result["reverted"]) == [e["id"] for e in entries[::-1] if e["id"] >= since]
         await person.wait_for(lambda nb: person.sources() == ["a = 2"])
+    me = (await panel.http.get(panel.base.replace("api/mcp/", "api/me"))).json()["identity"]
+    by = {e["id"]: e["reverted_by"] for e in await panel.journal()}
+    assert by[since - 1] is None  # before the point: not reverted, by no one
+    for entry_id in result["reverted"]:  # the person who reverted, as Jupyter knows them
+        assert by[entry_id]["user"] == me["username"] and by[entry_id]["name"] == me["display_name"]
+
+
+async def test_the_journal_says_who_reverted_an_entry_and_when(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("who.ipynb")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "insert_cells", path=path, cells=[{"source": "x = 1"}])
+    entry = await panel.entry("insert_cells")
+    assert entry["reverted_by"] is None
+    await panel.revert(entry["id"])
+    me = (await panel.http.get(panel.base.replace("api/mcp/", "api/me"))).json()["identity"]
+    entry = await panel.entry("insert_cells")
+    assert entry["reverted"] and entry["reverted_by"]["user"] == me["username"]
+    assert entry["reverted_by"]["name"] == me["display_name"] and entry["reverted_by"]["at"] >= entry["time"]
 
 
 async def test_revert_a_file_write_keeps_a_later_edit(server_url, jp_auth_header, jp_root_dir, panel):

@@ -16,6 +16,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from ..people.agents import person_of
 from ..people.policy import MODES
 from .panel import Panel
 from .snippets import snippets
@@ -108,7 +109,9 @@ class RevertHandler(PanelHandler):
             dropped = journal.dropped_since(str(body["agent"]), since)
         else:
             raise web.HTTPError(400, 'Give {"entry": <id>} or {"agent": <id>, "since": <entry id>}.')
-        result = await self.panel.reverter.revert(entries)
+        person = person_of(self)  # Jupyter's identity of this request: who reverted, for the journal
+        by = {"user": person["name"], "name": person["display_name"]}
+        result = await self.panel.reverter.revert(entries, by)
         if dropped:
             result.notes.append(dropped)
         status = 409 if result.conflicts and not result.reverted else 200

@@ -63,6 +63,7 @@ class Entry:
     duration_ms: float = 0.0
     changes: list[Change] = field(default_factory=list)
     reverted: bool = False
+    reverted_by: dict[str, str] | None = None  # the person: user, name (display name), at (ISO time)
     note: str | None = None
     size: int = 0  # bytes it holds, as the journal counts them once it is added
 
@@ -94,6 +95,7 @@ class Entry:
             "duration_ms": round(self.duration_ms, 1),
             "revertible": self.revertible,
             "reverted": self.reverted,
+            "reverted_by": self.reverted_by,
             "changes": [c.to_json() for c in self.changes],
             "note": self.note,
         }
