@@ -141,6 +141,9 @@ def huge_notebook() -> nbformat.NotebookNode:
         ),
         v4.new_code_cell("s = '" + "a" * 2**20 + "'"),
         v4.new_code_cell(
+            "ticks()", outputs=[v4.new_output("stream", text=f"tick {n}\n") for n in range(3000)]
+        ),
+        v4.new_code_cell(
             "y = 2",
             execution_count=3,
             outputs=[v4.new_output("execute_result", {"text/plain": "2"}, execution_count=3)],
@@ -170,9 +173,11 @@ async def test_reading_a_huge_notebook_is_bounded_says_what_was_cut_and_keeps_th
             assert [c.id for c in cells] == [c.id for c in original.cells], where
             assert "read_cells" in notebook.metadata["jupyter_mcp_ext"]["cut"]
             assert notebook.metadata["kernelspec"]["name"] == "python3"
-            for n in (0, 5):  # small cells come whole
+            ticks = cells[5].outputs  # thousands of outputs: the first ones, then how many more
+            assert ticks[0].text == "tick 0\n" and "more outputs cut" in ticks[-1].text
+            for n in (0, 6):  # small cells come whole
                 assert cells[n].source == original.cells[n].source
-            assert cells[5].outputs[0]["data"]["text/plain"] == "2"
+            assert cells[6].outputs[0]["data"]["text/plain"] == "2"
             stream, image, error = cells[1].outputs[0], cells[2].outputs[0], cells[3].outputs[0]
             assert stream.text.startswith("xxx") and f"cell_ids=['{cells[1].id}']" in stream.text
             assert "image/png" not in image.data and "image/png" in image.data["text/plain"]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from jupyter_ydoc import YNotebook
 from jupyter_ydoc.utils import cast_all
-from pycrdt import Map
+from pycrdt import Array, Map, Text
 
 from ..documents import cells as nb
 from ..documents import values
@@ -34,6 +34,7 @@ CELL_META_BYTES = 1000  # a cell's metadata past this is cut in a notebook too l
 NOTEBOOK_META_BYTES = 4000
 _MARKER = 220  # bytes a cut's marker takes (cell id and sizes included)
 SHORT = 1000  # bytes of source, and of outputs, a cell shows at least when it is given
+UNREAD = "jupyter_mcp_ext:unread_outputs"  # in a live cell read in part: outputs left unread
 HOW = "read_cells with {which} reads this cell"
 
 
@@ -50,10 +51,10 @@ async def notebook_json(doc: YNotebook | None, stored: dict[str, Any] | None, li
     """The notebook (the live ``doc``, else ``stored`` as read from disk) as JSON of at most ``limit``
     bytes; a ToolError if it holds NaN or Infinity (JSON cannot carry them)."""
     meta, each = _reader(doc, stored)
-    sizes = await each(lambda cell, i: _size_of(cell))
-    whole = sum(s.frame + s.source + s.outputs for s in sizes) + _json_bytes(meta)
+    sizes = await each(lambda cell, i: _size_of(cell, limit), limit)
+    whole = sum(s.frame + s.source + s.outputs for s in sizes) + _json_bytes(meta, stop_above=limit)
     if whole <= limit:
-        notebook = _notebook(meta, await each(lambda cell, i: cell))
+        notebook = _notebook(meta, await each(lambda cell, i: cell, limit))
         text = json.dumps(notebook, indent=1, ensure_ascii=False)
         if len(text.encode()) <= limit:
             return text
@@ -63,25 +64,30 @@ async def notebook_json(doc: YNotebook | None, stored: dict[str, Any] | None, li
     budget = limit - limit // 16
     for _ in range(4):  # the plan is an estimate: a cell added meanwhile, or escapes, may overshoot it
         plan = _Plan(sizes, budget - _json_bytes(_small(meta, NOTEBOOK_META_BYTES)) - 2 * _MARKER)
-        cells = [c for c in await each(plan.cut) if c is not None]
+        cells = [c for c in await each(plan.cut, plan.outputs_cap) if c is not None]
         notebook = _notebook(_small(meta, NOTEBOOK_META_BYTES), cells, plan.note(len(cells), len(sizes)))
         text = json.dumps(notebook, ensure_ascii=False)
         if len(text.encode()) <= limit:
             return text
         budget = budget * 3 // 4
-    return json.dumps(_notebook(_small(meta, NOTEBOOK_META_BYTES), [], "every cell left out"))
+    note = "every cell left out: get_notebook gives the outline, read_cells reads cells"
+    return json.dumps(_notebook(_small(meta, NOTEBOOK_META_BYTES), [], note))
+
+
+Read = Callable[[dict[str, Any], int], T]
 
 
 def _reader(
     doc: YNotebook | None, stored: dict[str, Any] | None
-) -> tuple[dict[str, Any], Callable[[Callable[[dict[str, Any], int], T]], Any]]:
-    """The notebook's top-level fields, and a way to map every cell (in slices) as nbformat dicts."""
+) -> tuple[dict[str, Any], Callable[[Read[T], int], Any]]:
+    """The notebook's top-level fields, and a way to map every cell (in slices) as nbformat dicts,
+    given how many bytes of a cell's outputs the mapping needs at most."""
     if doc is not None:
-        ymeta = doc.ydoc.get("meta", type=Map).to_py() or {}
-        meta = _checked(cast_all(ymeta, float, int), "metadata")
+        ymeta = _checked(doc.ydoc.get("meta", type=Map).to_py() or {}, "metadata")
+        meta = cast_all(ymeta, float, int)
 
-        def each_live(read: Callable[[dict[str, Any], int], T]) -> Any:
-            return in_slices(doc, lambda i: read(_live_cell(doc, i, meta), i))
+        def each_live(read: Read[T], stop: int) -> Any:
+            return in_slices(doc, lambda i: read(_live_cell(doc, i, meta, stop), i))
 
         return meta, each_live
     assert stored is not None
@@ -89,7 +95,7 @@ def _reader(
     cells = stored.get("cells") or []
     _checked(meta, "metadata")
 
-    async def each_stored(read: Callable[[dict[str, Any], int], T]) -> list[T]:
+    async def each_stored(read: Read[T], stop: int) -> list[T]:
         rows: list[T] = []
         began = time.perf_counter()
         for i, cell in enumerate(cells):
@@ -102,11 +108,22 @@ def _reader(
     return meta, each_stored
 
 
-def _live_cell(doc: YNotebook, i: int, meta: dict[str, Any]) -> dict[str, Any]:
-    """Cell ``i`` as nbformat, as ``YNotebook.get`` gives it (its per-cell step, ``_cell_to_py``,
-    is private and reads the notebook's metadata again for every cell)."""
-    cell = doc.ycells[i].to_py() or {}
-    cell.pop("execution_state", None)
+def _live_cell(doc: YNotebook, i: int, meta: dict[str, Any], stop: int) -> dict[str, Any]:
+    """Cell ``i`` as nbformat, as ``YNotebook.get`` gives it (its per-cell step, ``_cell_to_py``, is
+    private), but with its outputs read one by one only until past ``stop`` bytes: a cell may hold
+    thousands, and converting them all would hold the loop for seconds. How many were left unread
+    goes in ``UNREAD``."""
+    ycell = doc.ycells[i]
+    cell = {key: _py(value) for key, value in ycell.items() if key not in ("outputs", "execution_state")}
+    youtputs = ycell.get("outputs")
+    if isinstance(youtputs, Array):
+        outputs, size = [], 0
+        while len(outputs) < len(youtputs) and size <= stop:
+            outputs.append(_py(youtputs[len(outputs)]))
+            size += _json_bytes(outputs[-1], stop_above=stop)
+        cell["outputs"] = outputs
+        if len(outputs) < len(youtputs):
+            cell[UNREAD] = len(youtputs) - len(outputs)
     _checked(cell, f"cells[{i}]")
     cast_all(cell, float, int)
     if "id" in cell and int(meta.get("nbformat", 0)) == 4 and int(meta.get("nbformat_minor", 0)) <= 4:
@@ -114,6 +131,10 @@ def _live_cell(doc: YNotebook, i: int, meta: dict[str, Any]) -> dict[str, Any]:
     if cell.get("cell_type") in ("raw", "markdown") and not cell.get("attachments", True):
         del cell["attachments"]
     return cell
+
+
+def _py(value: Any) -> Any:
+    return value.to_py() if isinstance(value, (Map, Array, Text)) else value
 
 
 def _checked(value: Any, where: str) -> Any:
@@ -135,16 +156,16 @@ def _notebook(meta: dict[str, Any], cells: list[dict[str, Any]], note: str | Non
 
 
 def _frame(cell: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in cell.items() if k not in ("source", "outputs", "attachments")}
+    return {k: v for k, v in cell.items() if k not in ("source", "outputs", "attachments", UNREAD)}
 
 
-def _size_of(cell: dict[str, Any]) -> _Size:
-    cap = 10 * CELL_META_BYTES  # a frame this large is cut anyway: no need to count further
+def _size_of(cell: dict[str, Any], limit: int) -> _Size:
+    """Counted only up to ``limit``: past it, a part is cut whatever its size."""
     return _Size(
-        _json_bytes(_frame(cell), stop_above=cap)
-        + _json_bytes(cell.get("attachments") or {}, stop_above=cap),
+        _json_bytes(_frame(cell), stop_above=limit)
+        + _json_bytes(cell.get("attachments") or {}, stop_above=limit),
         _json_bytes(as_text(cell.get("source"))),
-        _json_bytes(cell.get("outputs") or [], stop_above=1 << 40),
+        _json_bytes(cell.get("outputs") or [], stop_above=limit),
     )
 
 
@@ -205,26 +226,27 @@ class _Plan:
             source = f"{kept}\n[… {len(source) - len(kept):,} characters of source cut: {how}]"
         out["source"] = source
         if "outputs" in cell:
-            out["outputs"] = self._outputs(cell["outputs"] or [], how)
+            out["outputs"] = self._outputs(cell["outputs"] or [], cell.get(UNREAD, 0), how)
         attachments = cell.get("attachments")
         if attachments and _json_bytes(attachments, stop_above=CELL_META_BYTES) <= CELL_META_BYTES:
             out["attachments"] = attachments  # larger ones (pasted images) are left out
         return out
 
-    def _outputs(self, outputs: list[dict[str, Any]], how: str) -> list[dict[str, Any]]:
+    def _outputs(self, outputs: list[dict[str, Any]], unread: int, how: str) -> list[dict[str, Any]]:
         kept, room = [], self.outputs_cap
         for n, output in enumerate(outputs):
             size = _json_bytes(output, stop_above=room)
-            if size <= room:
-                kept.append(output)
-                room -= size
-                continue
-            self.outputs_cut += 1
-            kept.append(_cut_output(output, room, how))
-            if n + 1 < len(outputs):
-                more = sum(_json_bytes(o, stop_above=1 << 40) for o in outputs[n + 1 :])
-                kept.append(_stream(f"[… {len(outputs) - n - 1} more outputs ({more:,} bytes) cut: {how}]"))
-            break
+            if size > room:
+                self.outputs_cut += 1
+                kept.append(_cut_output(output, room, how))
+                unread += len(outputs) - n - 1
+                break
+            kept.append(output)
+            room -= size
+        if unread:
+            if len(kept) == len(outputs):  # every output read fitted: those left unread are the cut
+                self.outputs_cut += 1
+            kept.append(_stream(f"[… {unread:,} more outputs cut: {how}]"))
         return kept
 
     def note(self, given: int, total: int) -> str:
@@ -253,7 +275,8 @@ def _cut_output(output: dict[str, Any], room: int, how: str) -> dict[str, Any]:
     marker = f"\n[… output of {size:,} bytes cut: {how}]"
     room = max(0, room - _MARKER)
     if kind == "stream":
-        return {**_stream(_cut_text(as_text(output.get("text")), room) + marker), "name": output.get("name")}
+        text = _cut_text(as_text(output.get("text")), room) + marker
+        return {**_stream(text), "name": output.get("name") or "stdout"}
     if kind == "error":
         evalue = _cut_text(as_text(output.get("evalue")), min(room, 200))
         return {
