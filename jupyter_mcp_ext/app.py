@@ -88,6 +88,12 @@ class MCPExtensionApp(ExtensionApp):
         config=True,
         help="Agent calls the journal keeps in memory for review and revert; oldest dropped first.",
     )
+    journal_bytes = Int(
+        64_000_000,
+        config=True,
+        help="Bytes the journal's entries may hold in memory (a rewrite of big cells holds them whole, "
+        "to revert it); oldest entries dropped first, and one larger alone is kept without its undo.",
+    )
     approval_timeout = Float(
         300.0,
         config=True,
@@ -239,6 +245,7 @@ class MCPExtensionApp(ExtensionApp):
             self.transport,
             serverapp.event_logger,
             journal_size=self.journal_size,
+            journal_bytes=self.journal_bytes,
             approval_timeout=self.approval_timeout,
             policy_file=self.policy_file,
         )

@@ -228,6 +228,26 @@ async def test_revert_all_of_an_agents_changes_since_a_point(
         result = await panel.post("revert", {"agent": entries[0]["agent"], "since": since})
         assert sorted(result["reverted"]) == [e["id"] for e in entries[::-1] if e["id"] >= since]
         await person.wait_for(lambda nb: person.sources() == ["a = 2"])
+    me = (await panel.http.get(panel.base.replace("api/mcp/", "api/me"))).json()["identity"]
+    by = {e["id"]: e["reverted_by"] for e in await panel.journal()}
+    assert by[since - 1] is None  # before the point: not reverted, by no one
+    for entry_id in result["reverted"]:  # the person who reverted, as Jupyter knows them
+        assert by[entry_id]["user"] == me["username"] and by[entry_id]["name"] == me["display_name"]
+
+
+async def test_the_journal_says_who_reverted_an_entry_and_when(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("who.ipynb")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "insert_cells", path=path, cells=[{"source": "x = 1"}])
+    entry = await panel.entry("insert_cells")
+    assert entry["reverted_by"] is None
+    await panel.revert(entry["id"])
+    me = (await panel.http.get(panel.base.replace("api/mcp/", "api/me"))).json()["identity"]
+    entry = await panel.entry("insert_cells")
+    assert entry["reverted"] and entry["reverted_by"]["user"] == me["username"]
+    assert entry["reverted_by"]["name"] == me["display_name"] and entry["reverted_by"]["at"] >= entry["time"]
 
 
 async def test_revert_a_file_write_keeps_a_later_edit(server_url, jp_auth_header, jp_root_dir, panel):
@@ -388,7 +408,53 @@ class TestBoundedJournal:
         entries = await panel.journal()
         assert [e["changes"][0]["after"] for e in entries] == ["cell_4", "cell_3", "cell_2"]
         response = await panel.http.post(panel.base + "revert", json={"entry": 1})
-        assert response.status_code == 404 and "dropped" in response.text
+        assert response.status_code == 404 and "Journal entry 1 is too old to revert" in response.text
+        response = await panel.http.post(panel.base + "revert", json={"entry": 99})
+        assert response.status_code == 404 and "No journal entry 99" in response.text
+
+
+class TestJournalBoundedInBytes:
+    """An entry holds whole cells (a rewrite of big cells holds them twice): the journal is bounded in
+    bytes too, or an agent rewriting big cells fills the person's server's memory."""
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config):
+        jp_server_config.MCPExtensionApp.journal_bytes = 1_000_000
+        return jp_server_config
+
+    async def test_the_oldest_entries_go_once_the_bytes_are_spent_and_a_revert_says_why(
+        self, server_url, jp_auth_header, make_notebook, panel
+    ):
+        path = make_notebook("big.ipynb")
+        async with connect(server_url, jp_auth_header) as agent:
+            for n in range(6):  # 300 KB each: three fit in 1 MB
+                await ok(
+                    agent, "insert_cells", path=path, cells=[{"source": f"c{n} = '" + "x" * 300_000 + "'"}]
+                )
+        entries = await panel.journal()
+        assert [e["changes"][0]["after"][:2] for e in entries] == ["c5", "c4", "c3"]
+        response = await panel.http.post(panel.base + "revert", json={"entry": entries[-1]["id"] - 1})
+        assert response.status_code == 404 and "too old to revert" in response.text
+        assert "journal_bytes" in response.text
+        result = await panel.post("revert", {"agent": entries[0]["agent"], "since": 0})
+        assert sorted(result["reverted"]) == sorted(e["id"] for e in entries)
+        assert "too old to revert" in result["note"]
+
+    async def test_an_entry_larger_than_the_journal_is_kept_for_review_but_not_for_revert(
+        self, server_url, jp_auth_header, make_notebook, panel
+    ):
+        path = make_notebook("huge.ipynb")
+        async with connect(server_url, jp_auth_header) as agent:
+            await ok(agent, "insert_cells", path=path, cells=[{"source": "small = 1"}])
+            await ok(agent, "insert_cells", path=path, cells=[{"source": "x" * 600_000}])
+            cell_id = (await ok(agent, "get_notebook", path=path))["cells"][1]["id"]
+            await ok(agent, "update_cell", path=path, cell_id=cell_id, source="y" * 600_000)
+        rewrite, insert, small = await panel.journal()
+        assert rewrite["changes"][0]["after"].startswith("yyyy") and not rewrite["revertible"]
+        assert "more characters" in rewrite["changes"][0]["before"]  # cut as the API always shows it
+        assert insert["revertible"] and small["revertible"]  # the entries before it stay
+        result = await panel.revert(rewrite["id"], status=409)
+        assert "too large to keep for a revert" in result["conflicts"][0]["reason"]
 
 
 async def test_reverting_a_merged_write_keeps_what_the_person_typed_before_and_after_it(

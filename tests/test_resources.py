@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types as types
+import nbformat
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -21,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from jupyter_mcp_ext.tools.resources import BadURI, notebook_uri, path_of
 
 from .mcp_client import STATELESS, connect, ok
+from .test_hardening import loop_watchdog
 from .yclient import YPeer
 
 NAMES = [
@@ -119,6 +121,82 @@ async def test_capabilities_report_versions_limits_kernels_and_collaboration(ser
     assert caps["collaboration"]["enabled"] is True
     assert caps["settings"]["max_result_bytes"] == 64_000 and "room_idle_timeout" in caps["settings"]
     assert "python3" in [k["name"] for k in caps["kernelspecs"]]
+
+
+def huge_notebook() -> nbformat.NotebookNode:
+    """Small cells around cells with MBs of outputs (a stream, an image, a traceback) and of source."""
+    v4 = nbformat.v4
+    cells = [
+        v4.new_markdown_cell("# Title"),
+        v4.new_code_cell("print('x' * 2**20)", outputs=[v4.new_output("stream", text="x" * 2**20 + "\n")]),
+        v4.new_code_cell(
+            "plot()",
+            outputs=[
+                v4.new_output("display_data", {"image/png": "iVBOR" * 200_000, "text/plain": "<Figure>"})
+            ],
+        ),
+        v4.new_code_cell(
+            "fail()",
+            outputs=[v4.new_output("error", ename="E", evalue="bad", traceback=["line\n" * 100_000])],
+        ),
+        v4.new_code_cell("s = '" + "a" * 2**20 + "'"),
+        v4.new_code_cell(
+            "ticks()", outputs=[v4.new_output("stream", text=f"tick {n}\n") for n in range(3000)]
+        ),
+        v4.new_code_cell(
+            "y = 2",
+            execution_count=3,
+            outputs=[v4.new_output("execute_result", {"text/plain": "2"}, execution_count=3)],
+        ),
+    ]
+    return v4.new_notebook(
+        cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}}
+    )
+
+
+async def test_reading_a_huge_notebook_is_bounded_says_what_was_cut_and_keeps_the_server_responsive(
+    server_url, jp_auth_header, jp_root_dir
+):
+    original = huge_notebook()
+    (jp_root_dir / "huge.ipynb").write_text(nbformat.writes(original))
+    async with connect(server_url, jp_auth_header) as agent:
+        for where in ("on disk", "open in a room"):
+            if where == "open in a room":
+                await ok(agent, "read_cells", path="huge.ipynb", start=0, end=1)
+            async with loop_watchdog() as lags:
+                text = (await agent.read_resource(notebook_uri("huge.ipynb"))).contents[0].text
+            assert len(text.encode()) <= 64_000, (where, len(text.encode()))
+            assert max(lags) < 0.1, f"{where}: the read stalled the server {max(lags) * 1000:.0f} ms"
+            notebook = nbformat.reads(text, as_version=4)
+            nbformat.validate(notebook)  # still a notebook a client can load
+            cells = notebook.cells
+            assert [c.id for c in cells] == [c.id for c in original.cells], where
+            assert "read_cells" in notebook.metadata["jupyter_mcp_ext"]["cut"]
+            assert notebook.metadata["kernelspec"]["name"] == "python3"
+            ticks = cells[5].outputs  # thousands of outputs: the first ones, then how many more
+            assert ticks[0].text == "tick 0\n" and "more outputs cut" in ticks[-1].text
+            for n in (0, 6):  # small cells come whole
+                assert cells[n].source == original.cells[n].source
+            assert cells[6].outputs[0]["data"]["text/plain"] == "2"
+            stream, image, error = cells[1].outputs[0], cells[2].outputs[0], cells[3].outputs[0]
+            assert stream.text.startswith("xxx") and f"cell_ids=['{cells[1].id}']" in stream.text
+            assert "image/png" not in image.data and "image/png" in image.data["text/plain"]
+            assert error.ename == "E" and "cut" in error.traceback[0]
+            assert cells[4].source.startswith("s = 'aaa") and "characters of source cut" in cells[4].source
+
+
+async def test_a_notebook_of_thousands_of_cells_is_read_in_part_with_where_to_go_on(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("long.ipynb", cells=[f"x{n} = {n}  # a line of code" for n in range(3000)])
+    async with connect(server_url, jp_auth_header) as agent:
+        text = (await agent.read_resource(notebook_uri(path))).contents[0].text
+    assert len(text.encode()) <= 64_000
+    notebook = nbformat.reads(text, as_version=4)
+    given = len(notebook.cells)
+    assert 100 < given < 3000
+    assert [c.source for c in notebook.cells] == [f"x{n} = {n}  # a line of code" for n in range(given)]
+    assert f"read_cells with start={given}" in notebook.metadata["jupyter_mcp_ext"]["cut"]
 
 
 @asynccontextmanager

@@ -16,6 +16,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from ..people.agents import person_of
 from ..people.policy import MODES
 from .panel import Panel
 from .snippets import snippets
@@ -97,16 +98,22 @@ class RevertHandler(PanelHandler):
     async def post(self) -> None:
         body, journal = self.body(), self.panel.journal
         if "entry" in body:
-            entry = journal.get(_int(body["entry"], "entry"))
+            entry_id = _int(body["entry"], "entry")
+            entry = journal.get(entry_id)
             if entry is None:
-                raise web.HTTPError(404, f"No journal entry {body['entry']} (old entries are dropped).")
-            entries = [entry]
+                raise web.HTTPError(404, journal.too_old(entry_id) or f"No journal entry {entry_id}.")
+            entries, dropped = [entry], None
         elif "agent" in body:
             since = _int(body.get("since", 0), "since")
             entries = journal.entries(agent=str(body["agent"]), since=since)
+            dropped = journal.dropped_since(str(body["agent"]), since)
         else:
             raise web.HTTPError(400, 'Give {"entry": <id>} or {"agent": <id>, "since": <entry id>}.')
-        result = await self.panel.reverter.revert(entries)
+        person = person_of(self)  # Jupyter's identity of this request: who reverted, for the journal
+        by = {"user": person["name"], "name": person["display_name"]}
+        result = await self.panel.reverter.revert(entries, by)
+        if dropped:
+            result.notes.append(dropped)
         status = 409 if result.conflicts and not result.reverted else 200
         self.answer(result.to_json(), status)
 

@@ -36,12 +36,13 @@ class Panel:
         event_logger: Any,
         *,
         journal_size: int,
+        journal_bytes: int = 64_000_000,
         approval_timeout: float,
         policy_file: str,
     ) -> Panel:
         """Everything the people layer needs, its events on the bus, and the guard in the call pipeline."""
         events = ActivityEvents(event_logger)
-        journal = Journal(journal_size)
+        journal = Journal(journal_size, journal_bytes)
         journal.on_change(lambda entry: events.emit("journal", entry.id))
         path = (
             Path(policy_file) if policy_file else Path(jupyter_data_dir()) / "jupyter_mcp_ext" / "policy.json"

@@ -1,8 +1,10 @@
 """The journal of agent turns: every call that changes a notebook or a file, with enough to undo it.
 
-It lives in server memory and is bounded (oldest entries dropped first). Each entry holds the
-changes a call made, cell by cell, as the before and after of that cell (see ``changes.py``), which
-is what a revert needs and what a person reviewing the agent's work reads.
+It lives in server memory and is bounded in entries and in bytes (oldest entries dropped first; an
+entry too large on its own for the bytes is kept for review without what a revert needs). Each entry
+holds the
+changes a call made, cell by cell, as the before and after of that cell (see ``changes.py``),
+which is what a revert needs and what a person reviewing the agent's work reads.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 SHOWN_CHARS = 4000  # of a change's before/after text in the API; the journal keeps it whole
+MAX_AGENTS_DROPPED = 10_000  # agents whose newest dropped entry is remembered, to say so on a revert
 
 
 def iso(at: float) -> str:
@@ -60,7 +63,9 @@ class Entry:
     duration_ms: float = 0.0
     changes: list[Change] = field(default_factory=list)
     reverted: bool = False
+    reverted_by: dict[str, str] | None = None  # the person: user, name (display name), at (ISO time)
     note: str | None = None
+    size: int = 0  # bytes it holds, as the journal counts them once it is added
 
     @property
     def cell_ids(self) -> list[str]:
@@ -90,19 +95,25 @@ class Entry:
             "duration_ms": round(self.duration_ms, 1),
             "revertible": self.revertible,
             "reverted": self.reverted,
+            "reverted_by": self.reverted_by,
             "changes": [c.to_json() for c in self.changes],
             "note": self.note,
         }
 
 
 class Journal:
-    """The last ``limit`` entries, newest last; listeners hear of each new or changed entry."""
+    """The last ``limit`` entries within ``max_bytes``, newest last; listeners hear of each new or
+    changed entry."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, max_bytes: int = 64_000_000):
         self.limit = max(1, limit)
+        self.max_bytes = max(1, max_bytes)
+        self.bytes = 0
         self._entries: OrderedDict[int, Entry] = OrderedDict()
         self._next = 1
         self._listeners: list[Callable[[Entry], None]] = []
+        self._newest_dropped = 0
+        self._dropped_of: OrderedDict[str, int] = OrderedDict()  # agent -> its newest entry dropped
 
     def on_change(self, listener: Callable[[Entry], None]) -> None:
         self._listeners.append(listener)
@@ -114,10 +125,40 @@ class Journal:
         return entry
 
     def add(self, entry: Entry) -> None:
+        entry.size = _bytes(entry.changes)
+        if entry.size > self.max_bytes:
+            _keep_for_review_only(entry, self.max_bytes)
+            entry.size = _bytes(entry.changes)
         self._entries[entry.id] = entry
-        while len(self._entries) > self.limit:
-            self._entries.popitem(last=False)
+        self.bytes += entry.size
+        while len(self._entries) > 1 and (len(self._entries) > self.limit or self.bytes > self.max_bytes):
+            _, old = self._entries.popitem(last=False)
+            self.bytes -= old.size
+            self._newest_dropped = old.id
+            self._dropped_of[old.agent] = old.id
+            self._dropped_of.move_to_end(old.agent)
+            if len(self._dropped_of) > MAX_AGENTS_DROPPED:
+                self._dropped_of.popitem(last=False)
         self.changed(entry)
+
+    def too_old(self, entry_id: int) -> str | None:
+        """Why entry ``entry_id`` cannot be reverted if the journal dropped it, else None."""
+        if entry_id in self._entries or not 0 < entry_id <= self._newest_dropped:
+            return None
+        return f"Journal entry {entry_id} is too old to revert: {self._bounds()}"
+
+    def dropped_since(self, agent: str, since: int) -> str | None:
+        """A note when entries of ``agent`` from ``since`` on were dropped, so a revert missed them."""
+        newest = self._dropped_of.get(agent, 0)
+        if newest < max(since, 1):
+            return None
+        return f"entries of this agent up to {newest} are too old to revert: {self._bounds()}"
+
+    def _bounds(self) -> str:
+        return (
+            f"the journal keeps the last {self.limit:,} agent calls within {self.max_bytes:,} bytes "
+            "(journal_size, journal_bytes) and has dropped it; revert by hand what is still wanted"
+        )
 
     def changed(self, entry: Entry) -> None:
         for listener in list(self._listeners):
@@ -136,6 +177,38 @@ class Journal:
 
     def later_than(self, entry: Entry) -> list[Entry]:
         return [e for e in self._entries.values() if e.id > entry.id]
+
+
+def _bytes(value: Any) -> int:
+    """About how many bytes ``value`` holds in memory: its text, and a little for each container
+    (walked without recursion: a cell's metadata may nest deeply)."""
+    pending, size = [value], 0
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            size += len(item) if item.isascii() else len(item.encode(errors="replace"))
+        elif isinstance(item, Change):
+            size += 100
+            pending += [item.before, item.after, item.undo]
+        elif isinstance(item, dict):
+            size += 64
+            pending += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple)):
+            size += 56
+            pending += item
+        else:
+            size += 32
+    return size
+
+
+def _keep_for_review_only(entry: Entry, max_bytes: int) -> None:
+    """An entry larger than the whole journal may hold: its changes are kept as a person reviews
+    them (each text cut as the API shows it), without what a revert would need."""
+    why = f"too large to keep for a revert: over the {max_bytes:,} bytes the journal holds (journal_bytes)"
+    entry.changes = [
+        Change(c.kind, c.cell_id, _cut(c.before), _cut(c.after), {"revertible": False, "why": why})
+        for c in entry.changes
+    ]
 
 
 def _cut(text: str | None) -> str | None:

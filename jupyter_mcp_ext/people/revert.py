@@ -8,6 +8,7 @@ not a rewrite), so people editing the notebook keep their text and their cursors
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ from ..documents import cells as nb
 from ..documents.merge import Edit, apply, undo
 from ..documents.splices import apply_edits
 from ..errors import ToolError
-from .journal import Change, Entry, Journal
+from .journal import Change, Entry, Journal, iso
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +59,9 @@ class Reverter:
         self.journal = journal
         self.services = services
 
-    async def revert(self, entries: list[Entry]) -> RevertResult:
-        """Revert entries newest first, each whole or not at all."""
+    async def revert(self, entries: list[Entry], by: dict[str, str] | None = None) -> RevertResult:
+        """Revert entries newest first, each whole or not at all; ``by`` is the person reverting
+        (``user`` and display ``name``), recorded on each entry reverted."""
         result = RevertResult()
         for entry in sorted(entries, key=lambda e: e.id, reverse=True):
             if entry.reverted or not entry.changes:
@@ -71,6 +73,8 @@ class Reverter:
                 result.conflicts.append({"entry": entry.id, "cell_id": cell_id, "reason": str(err.args[0])})
                 continue
             entry.reverted = True
+            if by is not None:
+                entry.reverted_by = {**by, "at": iso(time.time())}
             result.reverted.append(entry.id)
             if entry.note:
                 result.notes.append(entry.note)

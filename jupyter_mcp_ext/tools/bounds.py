@@ -120,8 +120,8 @@ def _json_bytes(value: Any, stop_above: float = float("inf")) -> int:
         elif isinstance(item, (list, tuple)):
             size += 2 + len(item)
             pending.extend(item)
-        elif isinstance(item, str):
-            size += _utf8(json.dumps(item, ensure_ascii=False))
+        elif isinstance(item, str):  # a string longer than what is left is past it, escapes or not
+            size += len(item) if len(item) > stop_above else _utf8(json.dumps(item, ensure_ascii=False))
         else:
             size += len(json.dumps(item))
     return size
@@ -131,7 +131,7 @@ def _shrink(value: Any, room: int) -> tuple[Any, int]:
     """``value`` cut to about ``room`` bytes of JSON, keeping its shape (types, keys, order):
     strings are cut, lists lose their last items, everything keeps what fits first."""
     if isinstance(value, str):
-        size = _json_bytes(value)
+        size = _json_bytes(value, stop_above=room)
         if size <= room:
             return value, size
         kept = _cut_text(value, room - 8)

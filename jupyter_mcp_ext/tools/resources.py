@@ -7,6 +7,9 @@ itself may also keep RFC 3986 sub-delimiters (``+``, ``(``, ...) as they are. A 
 segment, an absolute path, an encoded slash, a query or fragment and a malformed or non-UTF-8
 encoding are refused before any file is looked at.
 
+A read gives the notebook's JSON within ``max_result_bytes``: a larger one comes with its largest
+sources and outputs cut, each cut marked (``notebook_json.py``).
+
 Subscriptions (``resources/subscribe`` in the handshake era, ``subscriptions/listen`` in 2026) share
 one watcher per notebook (``documents/watchers.py``), which sends ``notifications/resources/updated``
 once changes pause. A session's subscriptions end with the session (DELETE, idle timeout), a listen
@@ -34,12 +37,11 @@ from mcp.shared.exceptions import MCPError
 from tornado.web import HTTPError
 
 from .._version import __version__
-from ..documents import cells as nb
-from ..documents import values
 from ..documents.paths import walk
 from ..documents.watchers import NotebookWatchers
 from ..errors import ToolError
 from .authz import handler_of, is_allowed
+from .notebook_json import notebook_json
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -184,16 +186,13 @@ class NotebookResources:
         api = await self._checked(ctx, params.uri, "resources/read")
         live = await self.services.text_documents.live_document(api, "notebook", "json")
         try:
-            if live is not None:
-                notebook = nb.as_json(live)
-            else:
+            stored = None
+            if live is None:
                 model = await ensure_async(self.services.contents.get(api, type="notebook", content=True))
-                notebook = model["content"]
-                if (where := values.nonfinite_at(notebook)) is not None:
-                    raise ToolError(nb.not_json(where))
+                stored = model["content"]
+            text = await notebook_json(live, stored, self.services.limits.max_result_bytes)
         except ToolError as err:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Resource {params.uri}: {err}") from None
-        text = json.dumps(notebook, indent=1, ensure_ascii=False)
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=params.uri, mime_type=NOTEBOOK_MIME, text=text)]
         )

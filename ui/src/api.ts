@@ -54,6 +54,8 @@ export interface IEntry {
   duration_ms?: number | null;
   revertible: boolean;
   reverted: boolean;
+  /** Who reverted it (Jupyter's user and display name) and when; null until reverted. */
+  reverted_by?: { user: string; name: string; at: string } | null;
   changes?: IChange[];
   note?: string | null;
 }

@@ -47,6 +47,11 @@ function EntryRow(props: { entry: IEntry; model: McpModel; open: Opener }): JSX.
         <span className={`jp-mcp-Outcome jp-mcp-Outcome-${entry.outcome}`}>{entry.outcome}</span>
         <span className="jp-mcp-Duration">{duration(entry.duration_ms)}</span>
         {entry.reverted && <span className="jp-mcp-RevertedMark">reverted</span>}
+        {entry.reverted && entry.reverted_by && (
+          <span className="jp-mcp-RevertedBy" title={`${entry.reverted_by.user} at ${entry.reverted_by.at}`}>
+            by {entry.reverted_by.name}
+          </span>
+        )}
       </div>
       {entry.path && (
         <a className="jp-mcp-Link jp-mcp-Where" onClick={() => props.open(entry.path!, cell)} title="Open the notebook at this cell">
