@@ -159,7 +159,7 @@ class MCPExtensionApp(ExtensionApp):
         2.0,
         config=True,
         allow_none=True,
-        help="Seconds after which a notebook this extension reads or writes, and that keeps changing, "
+        help="Seconds after which a notebook or open text file this extension reads or writes, and that keeps changing, "
         "is saved anyway (the collaboration layer waits for changes to pause: an agent editing "
         "steadily or a cell streaming output would postpone it without end). None: never forced.",
     )
@@ -220,6 +220,7 @@ class MCPExtensionApp(ExtensionApp):
                 max_file_bytes=self.max_file_bytes,
                 max_download_bytes=self.max_download_bytes,
                 denied=denied,
+                saves=documents.saves,
             ),
             settings={name: getattr(self, name) for name in self.class_own_traits(config=True)},
             revisions=Revisions(self.revision_memory_bytes),

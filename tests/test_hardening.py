@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from .mcp_client import call, connect, fails, ok, text
+from .ytext import TextPeer
 
 
 @asynccontextmanager
@@ -240,6 +241,46 @@ async def test_an_agent_editing_without_pause_gets_its_edits_saved_meanwhile(
             assert not missing, (
                 f"{len(missing)} edits acknowledged over {MAX_SAVE_DELAY + MARGIN} s ago are not on disk "
                 f"{now - began:.1f} s into the stream: {sorted(missing)[:3]}"
+            )
+            checked += 1
+    assert checked >= 5 and n >= 20
+
+
+async def test_a_file_open_in_a_tab_and_edited_without_pause_is_saved_meanwhile(
+    server_url, jp_auth_header, jp_root_dir
+):
+    file = jp_root_dir / "counter.txt"
+    file.write_text("count: 0\n")
+    acked: list[tuple[float, int]] = []
+    checked = 0
+    async with (
+        TextPeer(server_url, jp_auth_header, "counter.txt") as tab,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        tab.type_at(0, "typed in the tab\n")
+        await tab.flush()
+        began = time.monotonic()
+        n = 0
+        while time.monotonic() - began < 6.5:
+            n += 1
+            await ok(
+                agent,
+                "edit_file",
+                path="counter.txt",
+                old_string=f"count: {n - 1}\n",
+                new_string=f"count: {n}\n",
+            )
+            acked.append((time.monotonic(), n))
+            await anyio.sleep(0.05)  # far under the save delay: the collaboration layer never saves
+            now = time.monotonic()
+            if now - began < MAX_SAVE_DELAY + MARGIN:
+                continue
+            due = max((count for at, count in acked if now - at > MAX_SAVE_DELAY + MARGIN), default=0)
+            on_disk = file.read_text()
+            saved = int(on_disk.rpartition("count: ")[2] or -1)
+            assert "typed in the tab" in on_disk and saved >= due, (
+                f"{now - began:.1f} s into the edits the file holds {on_disk!r}; count {due} was "
+                f"acknowledged over {MAX_SAVE_DELAY + MARGIN} s ago"
             )
             checked += 1
     assert checked >= 5 and n >= 20

@@ -25,6 +25,7 @@ from . import activity
 from .cells import mark_dirty
 from .merge import Edit, apply, describe_conflicts, edits, merge
 from .paths import api_path
+from .saving import SaveDeadline
 from .secrets import DEFAULT_DENIED, DeniedFiles
 from .splices import apply_edits
 
@@ -60,8 +61,10 @@ class TextDocumentService:
         max_file_bytes: int,
         max_download_bytes: int,
         denied: DeniedFiles | None = None,
+        saves: SaveDeadline | None = None,
     ):
         self._settings = settings
+        self.saves = saves  # the notebooks' save deadline: a tab's text is saved meanwhile too
         self.contents = contents
         self.denied = denied or DeniedFiles(DEFAULT_DENIED)
         self.max_file_bytes = max_file_bytes
@@ -92,14 +95,18 @@ class TextDocumentService:
         if ext is None or ids is None:
             return None
         file_id = ids.get_id(api)
-        if not file_id or not ext.ywebsocket_server.room_exists(f"{file_format}:{content_type}:{file_id}"):
+        room_id = f"{file_format}:{content_type}:{file_id}"
+        if not file_id or not ext.ywebsocket_server.room_exists(room_id):
             return None
         try:
-            return await ext.get_document(
+            doc = await ext.get_document(
                 path=api, content_type=content_type, file_format=file_format, copy=False, create=False
             )
         except (HTTPError, ValueError, KeyError):
             return None
+        if doc is not None and self.saves is not None:
+            self.saves.arm(room_id)
+        return doc
 
     def is_open_in_tab(self, api: str) -> bool:
         ext = self._settings.get("jupyter_server_ydoc")
