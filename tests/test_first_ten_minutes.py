@@ -15,11 +15,10 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .mcp_client import connect, ok
+from .mcp_client import RAW_HEADERS, connect, ok, raw_initialize
 from .yclient import YPeer
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 def token_of(jp_auth_header: dict[str, str]) -> str:
@@ -41,7 +40,9 @@ def token_of(jp_auth_header: dict[str, str]) -> str:
 async def test_a_request_without_a_valid_token_is_told_how_to_send_one(server_url, auth, says):
     async with httpx.AsyncClient() as http:
         for method in ("POST", "GET", "DELETE"):
-            response = await http.request(method, f"{server_url}mcp", headers={**HEADERS, **auth}, json=PING)
+            response = await http.request(
+                method, f"{server_url}mcp", headers={**RAW_HEADERS, **auth}, json=PING
+            )
             assert response.status_code == 403, (method, response.status_code)
             message = response.json()["error"]["message"]
             assert says in message and "Authorization: token <token>" in message, message
@@ -52,7 +53,7 @@ async def test_a_cookie_authenticated_post_keeps_its_xsrf_protection(server_url,
     async with httpx.AsyncClient() as http:
         login = await http.get(f"{server_url}api/status", params={"token": token_of(jp_auth_header)})
         assert login.status_code == 200 and http.cookies
-        response = await http.post(f"{server_url}mcp", headers=HEADERS, json=PING)
+        response = await http.post(f"{server_url}mcp", headers=RAW_HEADERS, json=PING)
     assert response.status_code == 403
     assert "xsrf" in response.text.lower()
 
@@ -182,7 +183,7 @@ async def raw_request(
 async def test_an_oversized_body_is_refused_from_its_headers(server_url, jp_http_port, jp_auth_header):
     path = server_url.split(str(jp_http_port), 1)[1] + "mcp"
     status, rest = await raw_request(
-        jp_http_port, path, {**HEADERS, **jp_auth_header, "Content-Length": str(500_000_000)}
+        jp_http_port, path, {**RAW_HEADERS, **jp_auth_header, "Content-Length": str(500_000_000)}
     )
     assert status == 413
     assert b"max_file_bytes" in rest
@@ -190,7 +191,7 @@ async def test_an_oversized_body_is_refused_from_its_headers(server_url, jp_http
 
 async def test_an_unauthenticated_body_is_refused_before_it_is_read(server_url, jp_http_port):
     path = server_url.split(str(jp_http_port), 1)[1] + "mcp"
-    status, rest = await raw_request(jp_http_port, path, {**HEADERS, "Content-Length": str(100_000_000)})
+    status, rest = await raw_request(jp_http_port, path, {**RAW_HEADERS, "Content-Length": str(100_000_000)})
     assert status == 403
     assert b"needs a Jupyter token" in rest
 
@@ -202,7 +203,7 @@ async def test_a_chunked_body_over_the_limit_gets_413(server_url, jp_auth_header
 
     async with httpx.AsyncClient(timeout=60) as http:
         response = await http.post(
-            f"{server_url}mcp", headers={**HEADERS, **jp_auth_header}, content=chunks()
+            f"{server_url}mcp", headers={**RAW_HEADERS, **jp_auth_header}, content=chunks()
         )
     assert response.status_code == 413
     assert "max_file_bytes" in response.json()["error"]["message"]
@@ -226,19 +227,10 @@ def sse_events(text: str) -> list[dict[str, str]]:
 async def test_a_dropped_stream_resumes_with_the_long_calls_result(server_url, jp_auth_header, make_notebook):
     make_notebook("long.ipynb")
     url = f"{server_url}mcp"
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    async with httpx.AsyncClient(headers={**HEADERS, **jp_auth_header}, timeout=60) as http:
-        opened = await http.post(url, json=init)
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    version = "2025-11-25"  # the first with the priming event a resuming client needs
+    async with httpx.AsyncClient(headers={**RAW_HEADERS, **jp_auth_header}, timeout=60) as http:
+        opened = await http.post(url, json=raw_initialize(version))
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
         await http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
         call = {
             "jsonrpc": "2.0",
