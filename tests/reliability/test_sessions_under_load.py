@@ -14,9 +14,10 @@ import nbformat
 import pytest
 from mcp.client import Client
 
+from benchmarks.server import JupyterServer
+
 from ..mcp_client import connect, ok
 from . import figures
-from .server_process import ServerProcess
 
 SESSIONS = 16
 NOTEBOOKS = 4
@@ -34,10 +35,10 @@ def rss_bytes(pid: int) -> int:
 
 
 @pytest.fixture
-def server() -> Iterator[ServerProcess]:
+def server() -> Iterator[JupyterServer]:
     # The journal keeps the last journal_size agent edits on purpose (for review and revert): with a
     # bound the warm-up already fills, growth after it is what a leak would show.
-    server = ServerProcess({"MCPExtensionApp": {"journal_size": JOURNAL_SIZE}})
+    server = JupyterServer({"MCPExtensionApp": {"journal_size": JOURNAL_SIZE}})
     for i in range(NOTEBOOKS):
         notebook = nbformat.v4.new_notebook(
             cells=[nbformat.v4.new_code_cell(f"x = {j}\nprint(x)") for j in range(20)],
@@ -49,7 +50,7 @@ def server() -> Iterator[ServerProcess]:
     try:
         yield server
     finally:
-        server.stop()
+        server.stop(gracefully=False)
 
 
 async def mixed_calls(agent: Client, k: int, until: float, latencies: list[float]) -> None:
@@ -84,7 +85,7 @@ async def mixed_calls(agent: Client, k: int, until: float, latencies: list[float
         n += 1
 
 
-async def run_sessions(server: ServerProcess, seconds: float, latencies: list[float]) -> None:
+async def run_sessions(server: JupyterServer, seconds: float, latencies: list[float]) -> None:
     until = time.monotonic() + seconds
 
     async def one(k: int) -> None:
