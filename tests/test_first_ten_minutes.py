@@ -307,52 +307,32 @@ class TestInJupyterLab:
 
     @pytest.fixture
     def jp_server_config(self, jp_server_config, tmp_path: Path):
-        from traitlets.config import Config
+        from .browser import with_lab
 
-        from .browser import lab_config
-
-        extensions = {**jp_server_config.ServerApp.jpserver_extensions, "jupyterlab": True}
-        config = Config(jp_server_config)
-        config.merge(Config({"ServerApp": {"jpserver_extensions": extensions}}))
-        config.merge(lab_config(tmp_path / "lab-settings"))
-        return config
+        return with_lab(jp_server_config, tmp_path / "lab-settings")
 
     async def test_the_agents_first_insert_replaces_the_blank_cell_jupyterlab_shows(
         self, server_url, jp_auth_header, jp_root_dir: Path
     ):
-        from urllib.parse import quote
+        from playwright.async_api import expect
 
-        from playwright.async_api import async_playwright, expect
-
-        from .browser import CHROMIUM, CHROMIUM_ARGS
+        from .browser import CHROMIUM, lab_tab
 
         if not CHROMIUM.exists():
             pytest.skip(f"no Chromium at {CHROMIUM}")
-        async with connect(server_url, jp_auth_header) as agent, async_playwright() as pw:
+        async with connect(server_url, jp_auth_header) as agent:
             await ok(agent, "create_notebook", path="fresh.ipynb")
-            browser = await pw.chromium.launch(
-                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-            )
-            try:
-                page = await browser.new_page()
-                await page.goto(
-                    f"{server_url}lab/tree/{quote('fresh.ipynb')}?token={token_of(jp_auth_header)}"
-                )
-                await page.locator(".jp-NotebookPanel .jp-Notebook").wait_for(timeout=60_000)
+            async with lab_tab(server_url, token_of(jp_auth_header), "fresh.ipynb") as tab:
                 # JupyterLab keeps one cell on screen: it adds its own blank cell to an empty notebook.
-                await expect(page.locator(".jp-NotebookPanel .jp-Cell")).to_have_count(1, timeout=30_000)
+                await expect(tab.cells).to_have_count(1)
                 await asyncio.sleep(1.5)  # past the save delay
                 # The agent's first insert replaces that placeholder instead of landing after it.
                 inserted = await ok(
                     agent, "insert_cells", path="fresh.ipynb", cells=[{"source": "first = 1"}]
                 )
                 assert inserted["index"] == 0
-                await expect(page.locator(".jp-NotebookPanel .jp-Cell")).to_have_count(1, timeout=30_000)
-                await expect(page.locator(".jp-NotebookPanel .jp-Cell .cm-line").first).to_have_text(
-                    "first = 1"
-                )
+                await expect(tab.cells).to_have_count(1)
+                await expect(tab.lines(0)).to_have_text(["first = 1"])
                 outline = await ok(agent, "get_notebook", path="fresh.ipynb")
                 assert [c["id"] for c in outline["cells"]] == inserted["cell_ids"]
                 await until(lambda: cells_on_disk(jp_root_dir / "fresh.ipynb") == ["first = 1"])
-            finally:
-                await browser.close()
