@@ -18,8 +18,8 @@ SHOWN_CHARS = 4000  # of a change's before/after text in the API; the journal ke
 
 
 def iso(at: float) -> str:
-    """ISO 8601 UTC with milliseconds, as the API shows every time."""
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(at * 1000) % 1000:03d}Z"
+    """Wall-clock seconds as ISO 8601 UTC with milliseconds, as the API shows every time."""
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -41,8 +41,8 @@ class Change:
         return {
             "cell_id": self.cell_id,
             "kind": self.kind,
-            "before": _cut(self.before),
-            "after": _cut(self.after),
+            "before": shown(self.before),
+            "after": shown(self.after),
         }
 
 
@@ -138,7 +138,8 @@ class Journal:
         return [e for e in self._entries.values() if e.id > entry.id]
 
 
-def _cut(text: str | None) -> str | None:
-    if text is None or len(text) <= SHOWN_CHARS:
+def shown(text: str | None, limit: int = SHOWN_CHARS) -> str | None:
+    """``text`` as the API shows it: at most ``limit`` characters, then how many more there are."""
+    if text is None or len(text) <= limit:
         return text
-    return text[:SHOWN_CHARS] + f"… [{len(text) - SHOWN_CHARS:,} more characters]"
+    return text[:limit] + f"… [{len(text) - limit:,} more characters]"
