@@ -18,7 +18,7 @@ from . import concurrency, editing, execution, person
 from .bench import Bench, Settings
 from .client import mcp_client, write_notebook
 from .report import MB, machine, table
-from .server import JupyterServer
+from .server import bench_server
 
 
 async def run_all(bench: Bench, only_person: bool = False) -> None:
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         print(text, file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    server = JupyterServer(without_ystore=args.without_ystore)
+    server = bench_server(without_ystore=args.without_ystore)
     try:
         server.start()
         log(f"jupyter server pid {server.pid} at {server.url} (root {server.root})")

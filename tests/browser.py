@@ -40,8 +40,8 @@ TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)
 
 
-def lab_config(settings_dir: Path) -> Config:
-    """Server config that serves JupyterLab with the installed front-end extensions, offline.
+def with_lab(config: Config, settings_dir: Path) -> Config:
+    """``config`` (the suite's server) plus JupyterLab, serving the installed front-end extensions, offline.
 
     ``settings_dir`` receives JupyterLab's settings overrides: no news prompt (a toast over the
     notebook) and no build check or extension manager reaching out to the network.
@@ -49,19 +49,25 @@ def lab_config(settings_dir: Path) -> Config:
     settings_dir.mkdir(parents=True, exist_ok=True)
     overrides = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
     (settings_dir / "overrides.json").write_text(json.dumps(overrides), encoding="utf-8")
-    return Config(
-        {
-            "LabApp": {
-                "extra_labextensions_path": [str(LABEXTENSIONS)],
-                "app_settings_dir": str(settings_dir),
-                "news_url": None,
-                "extension_manager": "readonly",
-            },
-            "ServerApp": {
-                "tornado_settings": {"page_config_data": {"buildCheck": False, "buildAvailable": False}}
-            },
-        }
+    extensions = {**config.ServerApp.jpserver_extensions, "jupyterlab": True}
+    merged = Config(config)
+    merged.merge(Config({"ServerApp": {"jpserver_extensions": extensions}}))
+    merged.merge(
+        Config(
+            {
+                "LabApp": {
+                    "extra_labextensions_path": [str(LABEXTENSIONS)],
+                    "app_settings_dir": str(settings_dir),
+                    "news_url": None,
+                    "extension_manager": "readonly",
+                },
+                "ServerApp": {
+                    "tornado_settings": {"page_config_data": {"buildCheck": False, "buildAvailable": False}}
+                },
+            }
+        )
     )
+    return merged
 
 
 @dataclass

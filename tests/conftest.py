@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 import pytest_asyncio
+from mcp.client import Client
 from traitlets.config import Config
+
+from .mcp_client import connect
+from .panel import PanelAPI
+from .yclient import YPeer
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -165,3 +171,29 @@ def make_notebook(jp_root_dir: Path) -> Iterator[MakeNotebook]:
         return Path(path).as_posix()
 
     yield _make
+
+
+@pytest.fixture
+async def panel(server_url: str, jp_auth_header: dict[str, str]) -> AsyncIterator[PanelAPI]:
+    """The MCP panel's REST API, called as the person's JupyterLab calls it."""
+    async with PanelAPI(server_url, jp_auth_header) as api:
+        yield api
+
+
+@pytest.fixture
+def person_and_agent(
+    server_url: str, jp_auth_header: dict[str, str]
+) -> Callable[..., AbstractAsyncContextManager[tuple[YPeer, Client]]]:
+    """``async with person_and_agent(path) as (person, agent)``: a person in the notebook's live room
+    (a Yjs peer joining as JupyterLab does; options such as ``user=`` go to ``YPeer``) and an agent
+    connected over MCP, the arrange step of most live-editing tests."""
+
+    @asynccontextmanager
+    async def pair(path: str, **peer: Any) -> AsyncIterator[tuple[YPeer, Client]]:
+        async with (
+            YPeer(server_url, jp_auth_header, path, **peer) as person,
+            connect(server_url, jp_auth_header) as agent,
+        ):
+            yield person, agent
+
+    return pair

@@ -56,13 +56,21 @@ async def fails(client: Client, tool: str, **arguments: Any) -> str:
 
 # For tests that speak the handshake over bare HTTP (to see status codes, headers and bodies as sent).
 RAW_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-RAW_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
+RAW_VERSION = "2025-06-18"
+
+
+def raw_initialize(version: str = RAW_VERSION) -> dict[str, Any]:
+    """The JSON-RPC initialize request of a handshake-era client asking for protocol ``version``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+
+
+RAW_INITIALIZE = raw_initialize()

@@ -13,7 +13,6 @@ from jupyter_server.auth import Authorizer
 from traitlets.config import Config
 
 from .mcp_client import connect, ok
-from .panel import PanelAPI
 
 SCHEMA_ID = "https://jupyter-mcp-ext.readthedocs.io/events/activity"
 READS = ["info", "token", "sessions", "journal", "policy", "approvals"]
@@ -23,12 +22,6 @@ WRITES = [
     ("approvals/ap-1", {"decision": "deny"}),
     ("stop", {}),
 ]
-
-
-@pytest.fixture
-async def panel(server_url, jp_auth_header):
-    async with PanelAPI(server_url, jp_auth_header) as api:
-        yield api
 
 
 async def test_every_route_answers_with_jupyter_auth(panel, server_url, jp_auth_header):

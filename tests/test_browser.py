@@ -12,7 +12,7 @@ from mcp_types import Implementation
 from playwright.async_api import expect
 from traitlets.config import Config
 
-from .browser import CHROMIUM, lab_config, lab_tab
+from .browser import CHROMIUM, lab_tab, with_lab
 from .mcp_client import connect, ok
 from .test_live_editing import source_of, wait_on_disk
 
@@ -35,12 +35,8 @@ print("answer", answer)"""
 
 @pytest.fixture
 def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
-    """The suite's server, plus JupyterLab itself (see ``browser.lab_config``)."""
-    extensions = {**jp_server_config.ServerApp.jpserver_extensions, "jupyterlab": True}
-    config = Config(jp_server_config)
-    config.merge(Config({"ServerApp": {"jpserver_extensions": extensions}}))
-    config.merge(lab_config(tmp_path / "lab-settings"))
-    return config
+    """The suite's server, plus JupyterLab itself."""
+    return with_lab(jp_server_config, tmp_path / "lab-settings")
 
 
 def app_of(jp_serverapp):

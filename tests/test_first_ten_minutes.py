@@ -15,11 +15,10 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .mcp_client import connect, ok
+from .mcp_client import RAW_HEADERS, connect, ok, raw_initialize
 from .yclient import YPeer
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 def token_of(jp_auth_header: dict[str, str]) -> str:
@@ -41,7 +40,9 @@ def token_of(jp_auth_header: dict[str, str]) -> str:
 async def test_a_request_without_a_valid_token_is_told_how_to_send_one(server_url, auth, says):
     async with httpx.AsyncClient() as http:
         for method in ("POST", "GET", "DELETE"):
-            response = await http.request(method, f"{server_url}mcp", headers={**HEADERS, **auth}, json=PING)
+            response = await http.request(
+                method, f"{server_url}mcp", headers={**RAW_HEADERS, **auth}, json=PING
+            )
             assert response.status_code == 403, (method, response.status_code)
             message = response.json()["error"]["message"]
             assert says in message and "Authorization: token <token>" in message, message
@@ -52,7 +53,7 @@ async def test_a_cookie_authenticated_post_keeps_its_xsrf_protection(server_url,
     async with httpx.AsyncClient() as http:
         login = await http.get(f"{server_url}api/status", params={"token": token_of(jp_auth_header)})
         assert login.status_code == 200 and http.cookies
-        response = await http.post(f"{server_url}mcp", headers=HEADERS, json=PING)
+        response = await http.post(f"{server_url}mcp", headers=RAW_HEADERS, json=PING)
     assert response.status_code == 403
     assert "xsrf" in response.text.lower()
 
@@ -182,7 +183,7 @@ async def raw_request(
 async def test_an_oversized_body_is_refused_from_its_headers(server_url, jp_http_port, jp_auth_header):
     path = server_url.split(str(jp_http_port), 1)[1] + "mcp"
     status, rest = await raw_request(
-        jp_http_port, path, {**HEADERS, **jp_auth_header, "Content-Length": str(500_000_000)}
+        jp_http_port, path, {**RAW_HEADERS, **jp_auth_header, "Content-Length": str(500_000_000)}
     )
     assert status == 413
     assert b"max_file_bytes" in rest
@@ -190,7 +191,7 @@ async def test_an_oversized_body_is_refused_from_its_headers(server_url, jp_http
 
 async def test_an_unauthenticated_body_is_refused_before_it_is_read(server_url, jp_http_port):
     path = server_url.split(str(jp_http_port), 1)[1] + "mcp"
-    status, rest = await raw_request(jp_http_port, path, {**HEADERS, "Content-Length": str(100_000_000)})
+    status, rest = await raw_request(jp_http_port, path, {**RAW_HEADERS, "Content-Length": str(100_000_000)})
     assert status == 403
     assert b"needs a Jupyter token" in rest
 
@@ -202,7 +203,7 @@ async def test_a_chunked_body_over_the_limit_gets_413(server_url, jp_auth_header
 
     async with httpx.AsyncClient(timeout=60) as http:
         response = await http.post(
-            f"{server_url}mcp", headers={**HEADERS, **jp_auth_header}, content=chunks()
+            f"{server_url}mcp", headers={**RAW_HEADERS, **jp_auth_header}, content=chunks()
         )
     assert response.status_code == 413
     assert "max_file_bytes" in response.json()["error"]["message"]
@@ -226,19 +227,10 @@ def sse_events(text: str) -> list[dict[str, str]]:
 async def test_a_dropped_stream_resumes_with_the_long_calls_result(server_url, jp_auth_header, make_notebook):
     make_notebook("long.ipynb")
     url = f"{server_url}mcp"
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    async with httpx.AsyncClient(headers={**HEADERS, **jp_auth_header}, timeout=60) as http:
-        opened = await http.post(url, json=init)
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    version = "2025-11-25"  # the first with the priming event a resuming client needs
+    async with httpx.AsyncClient(headers={**RAW_HEADERS, **jp_auth_header}, timeout=60) as http:
+        opened = await http.post(url, json=raw_initialize(version))
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
         await http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
         call = {
             "jsonrpc": "2.0",
@@ -288,52 +280,32 @@ class TestInJupyterLab:
 
     @pytest.fixture
     def jp_server_config(self, jp_server_config, tmp_path: Path):
-        from traitlets.config import Config
+        from .browser import with_lab
 
-        from .browser import lab_config
-
-        extensions = {**jp_server_config.ServerApp.jpserver_extensions, "jupyterlab": True}
-        config = Config(jp_server_config)
-        config.merge(Config({"ServerApp": {"jpserver_extensions": extensions}}))
-        config.merge(lab_config(tmp_path / "lab-settings"))
-        return config
+        return with_lab(jp_server_config, tmp_path / "lab-settings")
 
     async def test_the_agents_first_insert_replaces_the_blank_cell_jupyterlab_shows(
         self, server_url, jp_auth_header, jp_root_dir: Path
     ):
-        from urllib.parse import quote
+        from playwright.async_api import expect
 
-        from playwright.async_api import async_playwright, expect
-
-        from .browser import CHROMIUM, CHROMIUM_ARGS
+        from .browser import CHROMIUM, lab_tab
 
         if not CHROMIUM.exists():
             pytest.skip(f"no Chromium at {CHROMIUM}")
-        async with connect(server_url, jp_auth_header) as agent, async_playwright() as pw:
+        async with connect(server_url, jp_auth_header) as agent:
             await ok(agent, "create_notebook", path="fresh.ipynb")
-            browser = await pw.chromium.launch(
-                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-            )
-            try:
-                page = await browser.new_page()
-                await page.goto(
-                    f"{server_url}lab/tree/{quote('fresh.ipynb')}?token={token_of(jp_auth_header)}"
-                )
-                await page.locator(".jp-NotebookPanel .jp-Notebook").wait_for(timeout=60_000)
+            async with lab_tab(server_url, token_of(jp_auth_header), "fresh.ipynb") as tab:
                 # JupyterLab keeps one cell on screen: it adds its own blank cell to an empty notebook.
-                await expect(page.locator(".jp-NotebookPanel .jp-Cell")).to_have_count(1, timeout=30_000)
+                await expect(tab.cells).to_have_count(1)
                 await asyncio.sleep(1.5)  # past the save delay
                 # The agent's first insert replaces that placeholder instead of landing after it.
                 inserted = await ok(
                     agent, "insert_cells", path="fresh.ipynb", cells=[{"source": "first = 1"}]
                 )
                 assert inserted["index"] == 0
-                await expect(page.locator(".jp-NotebookPanel .jp-Cell")).to_have_count(1, timeout=30_000)
-                await expect(page.locator(".jp-NotebookPanel .jp-Cell .cm-line").first).to_have_text(
-                    "first = 1"
-                )
+                await expect(tab.cells).to_have_count(1)
+                await expect(tab.lines(0)).to_have_text(["first = 1"])
                 outline = await ok(agent, "get_notebook", path="fresh.ipynb")
                 assert [c["id"] for c in outline["cells"]] == inserted["cell_ids"]
                 await until(lambda: cells_on_disk(jp_root_dir / "fresh.ipynb") == ["first = 1"])
-            finally:
-                await browser.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from .mcp_client import RAW_HEADERS, raw_initialize
 from .yclient import YPeer
 
 SHARE = 0.1  # low, so that agents exceed it even on a machine busy with other work
@@ -137,26 +138,16 @@ async def test_a_call_whose_client_leaves_while_it_waits_is_dropped(
     gate = gate_of(jp_serverapp)
     path = make_notebook("left.ipynb", cells=["a = 1"])
     url = f"{server_url}mcp"
-    accept = {**jp_auth_header, "Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "x", "version": "0"},
-        },
-    }
+    version = "2025-11-25"
     insert = {
         "jsonrpc": "2.0",
         "id": 2,
         "method": "tools/call",
         "params": {"name": "insert_cells", "arguments": {"path": path, "cells": [{"source": "b = 2"}]}},
     }
-    async with httpx.AsyncClient(headers=accept, timeout=30) as http:
-        opened = await http.post(url, json=init)
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=30) as http:
+        opened = await http.post(url, json=raw_initialize(version))
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
         gate.recent_share()
         gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: calls wait
         with pytest.raises(httpx.ReadTimeout):

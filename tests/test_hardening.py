@@ -18,7 +18,7 @@ import httpx
 import nbformat
 import pytest
 
-from .mcp_client import call, connect, fails, ok, text
+from .mcp_client import RAW_HEADERS, RAW_INITIALIZE, RAW_VERSION, call, connect, fails, ok, text
 from .ytext import TextPeer
 
 
@@ -49,20 +49,9 @@ async def loop_watchdog(period: float = 0.005) -> AsyncIterator[list[float]]:
 async def raw_call(server_url: str, headers: dict[str, str], tool: str, arguments: str) -> dict:
     """A tools/call whose arguments are JSON text as sent (``Infinity`` and ``NaN`` included, as
     ``json.dumps`` writes them): the SDK's client would turn those into null."""
-    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
-    async with httpx.AsyncClient(headers={**headers, **accept}, timeout=30) as http:
-        opened = await http.post(f"{server_url}mcp", json=init)
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    async with httpx.AsyncClient(headers={**headers, **RAW_HEADERS}, timeout=30) as http:
+        opened = await http.post(f"{server_url}mcp", json=RAW_INITIALIZE)
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": RAW_VERSION}
         body = f'{{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {{"name": "{tool}", "arguments": {arguments}}}}}'
         answer = await http.post(f"{server_url}mcp", headers=session, content=body)
         await http.delete(f"{server_url}mcp", headers=session)

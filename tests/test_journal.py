@@ -9,15 +9,7 @@ import json
 import pytest
 
 from .mcp_client import STATELESS, connect, fails, ok
-from .panel import PanelAPI
-from .yclient import YPeer
 from .ytext import TextPeer
-
-
-@pytest.fixture
-async def panel(server_url, jp_auth_header):
-    async with PanelAPI(server_url, jp_auth_header) as api:
-        yield api
 
 
 def kinds(entry: dict) -> list[tuple[str, str | None]]:
@@ -75,13 +67,10 @@ async def test_a_failed_call_is_journaled_with_its_error(server_url, jp_auth_hea
 
 
 async def test_revert_an_update_keeps_a_persons_later_typing_in_the_same_cell(
-    server_url, jp_auth_header, make_notebook, panel
+    make_notebook, panel, person_and_agent
 ):
     path = make_notebook("u.ipynb", cells=["total = price * 2\nprint(total)"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
         await ok(
             agent, "update_cell", path=path, cell_id=cell["id"], old_string="* 2", new_string="* 3 + tax"
@@ -99,14 +88,9 @@ async def test_revert_an_update_keeps_a_persons_later_typing_in_the_same_cell(
     assert entry["reverted"] and not entry["revertible"]
 
 
-async def test_revert_an_insert_keeps_a_persons_later_edit_elsewhere(
-    server_url, jp_auth_header, make_notebook, panel
-):
+async def test_revert_an_insert_keeps_a_persons_later_edit_elsewhere(make_notebook, panel, person_and_agent):
     path = make_notebook("i.ipynb", cells=["a = 1", "b = 2"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         a, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(
             agent, "insert_cells", path=path, after=a, cells=[{"source": "junk()"}, {"source": "more()"}]
@@ -119,14 +103,9 @@ async def test_revert_an_insert_keeps_a_persons_later_edit_elsewhere(
         await person.wait_for(lambda nb: person.sources() == ["a = 1", "b = 20"])
 
 
-async def test_revert_a_delete_puts_the_cell_back_where_it_was(
-    server_url, jp_auth_header, make_notebook, panel
-):
+async def test_revert_a_delete_puts_the_cell_back_where_it_was(make_notebook, panel, person_and_agent):
     path = make_notebook("d.ipynb", cells=["a = 1", "b = 2", "c = 3"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         _, b, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "execute_cells", path=path, cell_ids=[b], timeout=60)
         await ok(agent, "delete_cells", path=path, cell_ids=[b])
@@ -141,12 +120,9 @@ async def test_revert_a_delete_puts_the_cell_back_where_it_was(
         assert restored["execution_count"] is not None  # the deleted cell came back whole
 
 
-async def test_revert_a_move_keeps_a_persons_later_edit(server_url, jp_auth_header, make_notebook, panel):
+async def test_revert_a_move_keeps_a_persons_later_edit(make_notebook, panel, person_and_agent):
     path = make_notebook("m.ipynb", cells=["a = 1", "b = 2", "c = 3"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         a, _, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "move_cell", path=path, cell_id=a, index=2)
         await person.wait_for(lambda nb: person.sources() == ["b = 2", "c = 3", "a = 1"])
@@ -158,13 +134,10 @@ async def test_revert_a_move_keeps_a_persons_later_edit(server_url, jp_auth_head
 
 
 async def test_revert_a_run_clears_its_outputs_and_says_the_kernel_keeps_its_state(
-    server_url, jp_auth_header, make_notebook, panel
+    make_notebook, panel, person_and_agent
 ):
     path = make_notebook("r.ipynb", cells=["print('hi')", "x = 1"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         run, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "execute_cells", path=path, cell_ids=[run], timeout=60)
         await person.wait_for(lambda nb: len(person.notebook.ycells[0]["outputs"]) == 1)
@@ -179,14 +152,9 @@ async def test_revert_a_run_clears_its_outputs_and_says_the_kernel_keeps_its_sta
         assert person.sources() == ["print('hi')", "x = 10"]
 
 
-async def test_a_conflicting_revert_is_refused_and_changes_nothing(
-    server_url, jp_auth_header, make_notebook, panel
-):
+async def test_a_conflicting_revert_is_refused_and_changes_nothing(make_notebook, panel, person_and_agent):
     path = make_notebook("c.ipynb", cells=["limit = 1"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
         await ok(agent, "update_cell", path=path, cell_id=cell["id"], source="limit = 500")
         await person.wait_for(lambda nb: person.sources() == ["limit = 500"])
@@ -209,14 +177,9 @@ async def test_a_conflicting_revert_is_refused_and_changes_nothing(
     assert not (await panel.entry("update_cell"))["reverted"]
 
 
-async def test_revert_all_of_an_agents_changes_since_a_point(
-    server_url, jp_auth_header, make_notebook, panel
-):
+async def test_revert_all_of_an_agents_changes_since_a_point(make_notebook, panel, person_and_agent):
     path = make_notebook("s.ipynb", cells=["a = 1"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         (a,) = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "update_cell", path=path, cell_id=a, source="a = 2")  # kept: before the point
         (new,) = (await ok(agent, "insert_cells", path=path, cells=[{"source": "b = 1"}]))["cell_ids"]
@@ -282,13 +245,10 @@ async def test_revert_a_rename_and_a_delete_of_files(
 
 
 async def test_a_notebook_rewritten_as_text_is_journaled_cell_by_cell_and_reverted(
-    server_url, jp_auth_header, make_notebook, panel
+    make_notebook, panel, person_and_agent
 ):
     path = make_notebook("t.ipynb", cells=["a = 1", "b = 2", "c = 3"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         a, b, c = (x["id"] for x in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(
             agent, "write_notebook_text", path=path, text=f'# %% id="{a}"\na = 1\n\n# %% id="{c}"\nc = 30\n'
@@ -303,13 +263,10 @@ async def test_a_notebook_rewritten_as_text_is_journaled_cell_by_cell_and_revert
 
 
 async def test_a_run_that_outlives_its_call_is_journaled_and_only_its_cells(
-    server_url, jp_auth_header, make_notebook, panel
+    make_notebook, panel, person_and_agent
 ):
     path = make_notebook("late.ipynb", cells=["import time\ntime.sleep(1.5)\nprint('late')", "y = 1"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         slow, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "execute_code", path=path, code="1")  # the kernel is up
         await person.wait_for(lambda nb: True)
@@ -357,12 +314,9 @@ async def test_what_cannot_be_undone_is_marked_and_refused(server_url, jp_auth_h
         assert not (await panel.entry("create_notebook"))["revertible"]
 
 
-async def test_revert_counts_characters_not_bytes(server_url, jp_auth_header, make_notebook, panel):
+async def test_revert_counts_characters_not_bytes(make_notebook, panel, person_and_agent):
     path = make_notebook("uni.ipynb", cells=["s = 'café ☕'\nt = 1"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
         await ok(agent, "update_cell", path=path, cell_id=cell["id"], old_string="☕", new_string="🍵 thé")
         await person.wait_for(lambda nb: "thé" in person.sources()[0])
@@ -374,13 +328,10 @@ async def test_revert_counts_characters_not_bytes(server_url, jp_auth_header, ma
 
 
 async def test_a_person_typing_in_an_inserted_cell_makes_its_revert_a_conflict(
-    server_url, jp_auth_header, make_notebook, panel
+    server_url, jp_auth_header, make_notebook, panel, person_and_agent
 ):
     path = make_notebook("ic.ipynb", cells=["a = 1"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         await ok(agent, "insert_cells", path=path, cells=[{"source": "draft()"}])
         await person.wait_for(lambda nb: len(person.sources()) == 2)
         person.insert_text(1, 0, "keep_")  # the person builds on the agent's cell
@@ -458,13 +409,10 @@ class TestJournalBoundedInBytes:
 
 
 async def test_reverting_a_merged_write_keeps_what_the_person_typed_before_and_after_it(
-    server_url, jp_auth_header, make_notebook, panel
+    make_notebook, panel, person_and_agent
 ):
     path = make_notebook("m.ipynb", cells=["a = 1\nb = 2"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
         person.insert_text(0, 0, "# mine\n")  # typed after the agent's read, before its write
         await person.flush()

@@ -11,23 +11,9 @@ import json
 
 import httpx
 
-from .mcp_client import STATELESS, connect, ok
+from .mcp_client import RAW_HEADERS, STATELESS, connect, ok, raw_initialize
 
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 VERSION = "2025-11-25"
-
-
-def init(version: str = VERSION) -> dict:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
 
 
 def sse_messages(text: str) -> list[dict]:
@@ -37,7 +23,7 @@ def sse_messages(text: str) -> list[dict]:
 
 
 async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
-    opened = await http.post(url, json=init())
+    opened = await http.post(url, json=raw_initialize(VERSION))
     assert opened.status_code == 200, opened.text
     assert opened.headers["content-type"].startswith("application/json")
     assert opened.json()["result"]["protocolVersion"] == VERSION
@@ -49,7 +35,7 @@ async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
 async def test_plain_calls_are_answered_with_a_json_body(server_url, jp_auth_header, make_notebook):
     path = make_notebook("plain.ipynb", cells=["a = 1"])
     url = f"{server_url}mcp"
-    async with httpx.AsyncClient(headers={**jp_auth_header, **ACCEPT}, timeout=60) as http:
+    async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=60) as http:
         session = await open_session(http, url)
         pong = await http.post(url, headers=session, json={"jsonrpc": "2.0", "id": 2, "method": "ping"})
         assert pong.headers["content-type"].startswith("application/json")
@@ -76,7 +62,7 @@ async def test_plain_calls_are_answered_with_a_json_body(server_url, jp_auth_hea
 async def test_calls_that_stream_still_get_sse(server_url, jp_auth_header, make_notebook):
     path = make_notebook("stream.ipynb", cells=["a = 1"])
     url = f"{server_url}mcp"
-    async with httpx.AsyncClient(headers={**jp_auth_header, **ACCEPT}, timeout=120) as http:
+    async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=120) as http:
         session = await open_session(http, url)
         # A progress token: the caller asked for progress, which travels on the call's own stream.
         code = "import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.3)"
@@ -123,7 +109,7 @@ async def test_stateless_calls_are_json_and_sdk_clients_work_in_both_eras(
 ):
     path = make_notebook("both.ipynb", cells=["b = 2"])
     url = f"{server_url}mcp"
-    async with httpx.AsyncClient(headers={**jp_auth_header, **ACCEPT}, timeout=60) as http:
+    async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=60) as http:
         listed = await http.post(
             url,
             headers={"mcp-protocol-version": STATELESS, "mcp-method": "tools/list"},

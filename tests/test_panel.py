@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
-from .browser import CHROMIUM, LabTab, lab_config, lab_tab
+from .browser import CHROMIUM, LabTab, lab_tab, with_lab
 from .mcp_client import call, connect, ok, text
 from .panel import PanelAPI
 from .yclient import YPeer
@@ -31,12 +31,8 @@ needs_presence = pytest.mark.skipif(
 
 @pytest.fixture
 def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
-    """The suite's server, plus JupyterLab itself (see ``browser.lab_config``)."""
-    extensions = {**jp_server_config.ServerApp.jpserver_extensions, "jupyterlab": True}
-    config = Config(jp_server_config)
-    config.merge(Config({"ServerApp": {"jpserver_extensions": extensions}}))
-    config.merge(lab_config(tmp_path / "lab-settings"))
-    return config
+    """The suite's server, plus JupyterLab itself."""
+    return with_lab(jp_server_config, tmp_path / "lab-settings")
 
 
 @pytest.fixture

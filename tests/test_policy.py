@@ -13,7 +13,6 @@ from jupyter_mcp_ext.people.policy import Policy
 
 from .mcp_client import connect, fails, ok, text
 from .panel import PanelAPI
-from .yclient import YPeer
 
 APPROVAL_TIMEOUT = 6.0
 
@@ -28,12 +27,6 @@ def jp_server_config(jp_server_config: Config, policy_file) -> Config:
     jp_server_config.MCPExtensionApp.approval_timeout = APPROVAL_TIMEOUT
     jp_server_config.MCPExtensionApp.policy_file = str(policy_file)
     return jp_server_config
-
-
-@pytest.fixture
-async def panel(server_url, jp_auth_header):
-    async with PanelAPI(server_url, jp_auth_header) as api:
-        yield api
 
 
 async def waiting(panel: PanelAPI) -> dict:
@@ -91,14 +84,11 @@ async def test_read_only_lets_reads_through_and_refuses_changes(
 
 
 async def test_ask_lets_edits_through_and_runs_code_once_a_person_approves(
-    server_url, jp_auth_header, make_notebook, panel
+    make_notebook, panel, person_and_agent
 ):
     path = make_notebook("ask.ipynb")
     await panel.post("policy", {"mode": "ask"})
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path) as (person, agent):
         (cell_id,) = (await ok(agent, "insert_cells", path=path, cells=[{"source": "print(6 * 7)"}]))[
             "cell_ids"
         ]
@@ -174,14 +164,10 @@ async def test_ask_approving_the_rest_of_the_turn(server_url, jp_auth_header, ma
 
 
 async def test_stop_cancels_calls_interrupts_agent_code_and_ends_sessions(
-    server_url, jp_auth_header, make_notebook, panel
+    server_url, jp_auth_header, make_notebook, panel, person_and_agent
 ):
     path = make_notebook("stop.ipynb", cells=["import time\ntime.sleep(60)"])
-    async with (
-        YPeer(server_url, jp_auth_header, path) as person,
-        connect(server_url, jp_auth_header) as runner,
-        connect(server_url, jp_auth_header) as asker,
-    ):
+    async with person_and_agent(path) as (person, runner), connect(server_url, jp_auth_header) as asker:
         (cell,) = (await ok(runner, "get_notebook", path=path))["cells"]
         await ok(runner, "execute_code", path=path, code="1")  # the kernel is up
         run = asyncio.create_task(

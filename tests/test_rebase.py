@@ -51,13 +51,10 @@ async def saved_as_live(root: Path, path: str, person: YPeer) -> None:
     ],
 )
 async def test_update_cell_keeps_what_the_person_typed_since_the_read(
-    server_url, jp_auth_header, make_notebook, jp_root_dir, story, typed_at, typed, agent_source, expected
+    make_notebook, jp_root_dir, story, typed_at, typed, agent_source, expected, person_and_agent
 ):
     path = make_notebook("story1.ipynb", cells=[CELL, "other = 0"])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         (cell, _) = (await ok(agent, "read_cells", path=path))["cells"]
         assert len(cell["rev"]) == 8
         person.insert_text(0, typed_at, typed)
@@ -70,13 +67,10 @@ async def test_update_cell_keeps_what_the_person_typed_since_the_read(
 
 
 async def test_update_cell_at_the_place_the_person_changed_fails_and_writes_nothing(
-    server_url, jp_auth_header, make_notebook, jp_root_dir
+    make_notebook, jp_root_dir, person_and_agent
 ):
     path = make_notebook("clash.ipynb", cells=[CELL])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
         person.insert_text(0, CELL.index("\nc"), "0")  # b = 20
         await person.flush()
@@ -98,15 +92,10 @@ async def test_update_cell_at_the_place_the_person_changed_fails_and_writes_noth
         await saved_as_live(jp_root_dir, path, person)
 
 
-async def test_emoji_and_combining_marks_at_the_merge_points(
-    server_url, jp_auth_header, make_notebook, jp_root_dir
-):
+async def test_emoji_and_combining_marks_at_the_merge_points(make_notebook, jp_root_dir, person_and_agent):
     source = "icon = '😀'\nname = 'cafe\u0301'"
     path = make_notebook("unicode.ipynb", cells=[source])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
         person.insert_text(
             0, source.index("😀") + 1, "👍🏽"
@@ -120,12 +109,9 @@ async def test_emoji_and_combining_marks_at_the_merge_points(
         await saved_as_live(jp_root_dir, path, person)
 
 
-async def test_a_revision_names_the_text_the_change_was_made_from(server_url, jp_auth_header, make_notebook):
+async def test_a_revision_names_the_text_the_change_was_made_from(make_notebook, person_and_agent):
     path = make_notebook("rev.ipynb", cells=[CELL])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         (first,) = (await ok(agent, "read_cells", path=path))["cells"]
         person.insert_text(0, len(CELL), "\nd = 4")
         await person.flush()
@@ -149,12 +135,9 @@ async def test_a_revision_names_the_text_the_change_was_made_from(server_url, jp
         assert person.sources() == ["a = 9\nb = 2\nc = 3\nd = 4"]
 
 
-async def test_another_cell_and_cells_the_agent_never_read(server_url, jp_auth_header, make_notebook):
+async def test_another_cell_and_cells_the_agent_never_read(make_notebook, person_and_agent):
     path = make_notebook("cells.ipynb", cells=["x = 1", "y = 2"])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         _, second = (await ok(agent, "get_notebook", path=path))["cells"]
         person.insert_text(0, 5, "1")
         await person.flush()
@@ -192,13 +175,10 @@ async def test_each_session_writes_from_its_own_read_and_stateless_calls_from_th
 
 
 async def test_write_notebook_text_leaves_a_cell_the_agent_did_not_change_as_the_person_has_it(
-    server_url, jp_auth_header, make_notebook, jp_root_dir
+    make_notebook, jp_root_dir, person_and_agent
 ):
     path = make_notebook("story2.ipynb", cells=["import math", "r = 2\narea = math.pi * r"])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         script = (await ok(agent, "get_notebook", path=path, format="py:percent"))["text"]
         person.insert_text(0, len("import math"), "\nimport numpy as np")
         person.insert_text(1, len("r = 2\narea = math.pi * r"), " ** 2")
@@ -212,14 +192,9 @@ async def test_write_notebook_text_leaves_a_cell_the_agent_did_not_change_as_the
         await saved_as_live(jp_root_dir, path, person)
 
 
-async def test_write_notebook_text_with_a_clash_writes_nothing_at_all(
-    server_url, jp_auth_header, make_notebook
-):
+async def test_write_notebook_text_with_a_clash_writes_nothing_at_all(make_notebook, person_and_agent):
     path = make_notebook("story2b.ipynb", cells=["x = 1", "y = 2"])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         script = (await ok(agent, "get_notebook", path=path, format="py:percent"))["text"]
         person.insert_text(0, 5, "0")  # x = 10
         await person.flush()
@@ -231,13 +206,10 @@ async def test_write_notebook_text_with_a_clash_writes_nothing_at_all(
 
 
 async def test_cells_deleted_or_added_by_the_person_since_the_read(
-    server_url, jp_auth_header, make_notebook, jp_root_dir
+    make_notebook, jp_root_dir, person_and_agent
 ):
     path = make_notebook("cells2.ipynb", cells=["keep = 1", "gone = 2", "edited = 3"])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         script = (await ok(agent, "get_notebook", path=path, format="py:percent"))["text"]
         person_ids_before = [str(c["id"]) for c in person.notebook.ycells]
         with person.ydoc.transaction():
@@ -264,14 +236,9 @@ async def test_cells_deleted_or_added_by_the_person_since_the_read(
         await saved_as_live(jp_root_dir, path, person)
 
 
-async def test_a_cell_a_person_is_typing_in_is_not_deleted_without_force(
-    server_url, jp_auth_header, make_notebook
-):
+async def test_a_cell_a_person_is_typing_in_is_not_deleted_without_force(make_notebook, person_and_agent):
     path = make_notebook("busy.ipynb", cells=["first = 1", "second = 2"])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         first, second = (await ok(agent, "get_notebook", path=path))["cells"]
         person.insert_text(1, 10, "0")
         await person.flush()
@@ -342,14 +309,11 @@ async def test_write_file_on_a_file_open_nowhere_keeps_a_change_made_on_disk(
 
 
 async def test_every_keystroke_survives_a_burst_of_whole_cell_writes(
-    server_url, jp_auth_header, make_notebook, jp_root_dir
+    make_notebook, jp_root_dir, person_and_agent
 ):
     path = make_notebook("burst.ipynb", cells=["# notes\ncount = 0\ntotal = 0"])
     typed = "  # the person keeps typing here, 😀 and é\u0301 included"
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
         end_of_line_1 = len("# notes")
         typing = asyncio.create_task(
@@ -512,13 +476,10 @@ def _on_marker(script: str, at: int) -> bool:
 
 
 async def test_a_cell_added_after_the_outline_is_kept_by_a_script_that_leaves_it_out(
-    server_url, jp_auth_header, make_notebook
+    make_notebook, person_and_agent
 ):
     path = make_notebook("outline.ipynb", cells=["a = 1", "b = 2"])
-    async with (
-        YPeer(server_url, jp_auth_header, path, user=ADA) as person,
-        connect(server_url, jp_auth_header) as agent,
-    ):
+    async with person_and_agent(path, user=ADA) as (person, agent):
         first, second = (await ok(agent, "get_notebook", path=path))["cells"]
         person.notebook.append_cell({"cell_type": "code", "source": "mine = 3", "metadata": {}})
         await person.flush()

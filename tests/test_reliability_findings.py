@@ -22,7 +22,7 @@ from traitlets.config import Config
 
 from jupyter_mcp_ext.tools.resources import notebook_uri
 
-from .mcp_client import connect, fails, ok
+from .mcp_client import RAW_HEADERS, RAW_INITIALIZE, RAW_VERSION, connect, fails, ok
 from .yclient import YPeer
 
 IDLE_SECONDS = 2.0
@@ -108,23 +108,13 @@ async def test_a_sessions_subscriptions_end_with_it(server_url, jp_auth_header, 
 async def raw_session(server_url: str, headers: dict[str, str]) -> tuple[httpx2.AsyncClient, dict[str, str]]:
     """A client speaking the handshake over bare HTTP, which can vanish without a DELETE."""
     http = httpx2.AsyncClient(timeout=30)
-    base = {**headers, "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    answer = await http.post(f"{server_url}mcp", json=init, headers=base)
+    base = {**headers, **RAW_HEADERS}
+    answer = await http.post(f"{server_url}mcp", json=RAW_INITIALIZE, headers=base)
     assert answer.status_code == 200, answer.text
     session = {
         **base,
         "Mcp-Session-Id": answer.headers["mcp-session-id"],
-        "Mcp-Protocol-Version": "2025-06-18",
+        "Mcp-Protocol-Version": RAW_VERSION,
     }
     notified = await http.post(
         f"{server_url}mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session

@@ -152,7 +152,7 @@ def outline_row(
     """One cell's summary, its first outputs and its output count (inside the caller's transaction)."""
     ycell = doc.ycells[i]
     head = _summary(ycell, i)
-    youtputs = _item(ycell, "outputs") if head["type"] == "code" else None
+    youtputs = item(ycell, "outputs") if head["type"] == "code" else None
     count = len(youtputs) if isinstance(youtputs, Array) else 0
     first = [youtputs[k].to_py() for k in range(min(first_outputs, count))] if count else []
     return head, first, count
@@ -168,8 +168,8 @@ def _summary(ycell: Map, i: int) -> dict[str, Any]:
     return {
         "id": _id_of(ycell),
         "index": i,
-        "type": _item(ycell, "cell_type"),
-        "execution_count": _int_or_none(_item(ycell, "execution_count")),
+        "type": item(ycell, "cell_type"),
+        "execution_count": _int_or_none(item(ycell, "execution_count")),
         "first_line": _clip(first.rstrip("\r"), FIRST_LINE_CHARS),
         "lines": lines,
     }
@@ -179,7 +179,8 @@ def _clip(line: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _item(ycell: Map, key: str) -> Any:
+def item(ycell: Map, key: str) -> Any:
+    """The cell's ``key``, or None: by item access, as ``Map.get`` lists every key first."""
     try:
         return ycell[key]
     except KeyError:

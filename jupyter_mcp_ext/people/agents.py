@@ -18,10 +18,11 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mcp_types import CLIENT_INFO_META_KEY
+
+from .journal import iso
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +44,6 @@ PALETTE = (
     "#17becf",
 )
 SESSION_HEADER = "mcp-session-id"
-
-
-def iso(t: float) -> str:
-    """Wall-clock seconds as ISO 8601 UTC with milliseconds, as the API speaks."""
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ToolError
-from .journal import iso
+from .journal import iso, shown
 
 TURN_GAP = 60.0  # seconds without a call that end an agent's turn
 PROGRESS_EVERY = 5.0  # seconds between progress reports to a waiting agent
@@ -47,8 +47,8 @@ class Approval:
             "tool": self.tool,
             "path": self.path,
             "kind": self.kind,
-            "code": _cut(self.code),
-            "change": _cut(self.change),
+            "code": shown(self.code, SHOWN_CHARS),
+            "change": shown(self.change, SHOWN_CHARS),
             "since": iso(self.since),
         }
 
@@ -114,9 +114,3 @@ class Approvals:
 
     def forget_turns(self) -> None:
         self._turns.clear()
-
-
-def _cut(text: str | None) -> str | None:
-    if text is None or len(text) <= SHOWN_CHARS:
-        return text
-    return text[:SHOWN_CHARS] + f"… [{len(text) - SHOWN_CHARS:,} more characters]"

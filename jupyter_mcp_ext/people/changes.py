@@ -82,18 +82,18 @@ def snapshot(doc: Any, only: set[str] | None = None, *, whole: bool = False) -> 
     with doc.ydoc.transaction():
         for i in indices:
             ycell = doc.ycells[i]
-            youtputs = _item(ycell, "outputs")
-            meta = _item(ycell, "metadata")
+            youtputs = nb.item(ycell, "outputs")
+            meta = nb.item(ycell, "metadata")
             full = None
             if whole:
                 full = ycell.to_py()
                 full.pop("execution_state", None)
             cells[order[i]] = CellState(
                 id=order[i],
-                type=str(_item(ycell, "cell_type") or ""),
-                source=str(_item(ycell, "source") or ""),
+                type=str(nb.item(ycell, "cell_type") or ""),
+                source=str(nb.item(ycell, "source") or ""),
                 metadata=meta.to_py() if isinstance(meta, Map) else dict(meta or {}),
-                execution_count=_item(ycell, "execution_count"),
+                execution_count=nb.item(ycell, "execution_count"),
                 outputs=len(youtputs) if isinstance(youtputs, Array) else 0,
                 whole=full,
             )
@@ -181,10 +181,3 @@ def _outputs_text(cell: CellState) -> str | None:
         return None
     count = f"[{cell.execution_count}] " if cell.execution_count is not None else ""
     return f"{count}{cell.outputs} output{'s' if cell.outputs != 1 else ''}"
-
-
-def _item(ycell: Map, key: str) -> Any:
-    try:  # item access: Map.get lists the keys first
-        return ycell[key]
-    except KeyError:
-        return None

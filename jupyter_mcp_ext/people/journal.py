@@ -21,8 +21,8 @@ MAX_AGENTS_DROPPED = 10_000  # agents whose newest dropped entry is remembered, 
 
 
 def iso(at: float) -> str:
-    """ISO 8601 UTC with milliseconds, as the API shows every time."""
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(at * 1000) % 1000:03d}Z"
+    """Wall-clock seconds as ISO 8601 UTC with milliseconds, as the API shows every time."""
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -44,8 +44,8 @@ class Change:
         return {
             "cell_id": self.cell_id,
             "kind": self.kind,
-            "before": _cut(self.before),
-            "after": _cut(self.after),
+            "before": shown(self.before),
+            "after": shown(self.after),
         }
 
 
@@ -206,12 +206,13 @@ def _keep_for_review_only(entry: Entry, max_bytes: int) -> None:
     them (each text cut as the API shows it), without what a revert would need."""
     why = f"too large to keep for a revert: over the {max_bytes:,} bytes the journal holds (journal_bytes)"
     entry.changes = [
-        Change(c.kind, c.cell_id, _cut(c.before), _cut(c.after), {"revertible": False, "why": why})
+        Change(c.kind, c.cell_id, shown(c.before), shown(c.after), {"revertible": False, "why": why})
         for c in entry.changes
     ]
 
 
-def _cut(text: str | None) -> str | None:
-    if text is None or len(text) <= SHOWN_CHARS:
+def shown(text: str | None, limit: int = SHOWN_CHARS) -> str | None:
+    """``text`` as the API shows it: at most ``limit`` characters, then how many more there are."""
+    if text is None or len(text) <= limit:
         return text
-    return text[:SHOWN_CHARS] + f"… [{len(text) - SHOWN_CHARS:,} more characters]"
+    return text[:limit] + f"… [{len(text) - limit:,} more characters]"

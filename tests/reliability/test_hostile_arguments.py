@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from jupyter_mcp_ext.tools import ALL
 
+from ..mcp_client import RAW_HEADERS, RAW_INITIALIZE, RAW_VERSION
 from . import figures
 from .figures import Watchdog
 
@@ -234,23 +235,15 @@ class RawClient:
     def __init__(self, url: str, headers: dict[str, str]):
         self.url = f"{url}mcp"
         self.http = httpx2.AsyncClient(timeout=httpx2.Timeout(60))
-        self.headers = {
-            **headers,
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-        }
+        self.headers = {**headers, **RAW_HEADERS}
         self.next_id = 0
 
     async def open(self) -> None:
-        init = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "fuzz", "version": "1"},
-        }
-        answer = await self.http.post(self.url, content=self._body("initialize", init), headers=self.headers)
+        init = self._body("initialize", RAW_INITIALIZE["params"])
+        answer = await self.http.post(self.url, content=init, headers=self.headers)
         assert answer.status_code == 200, answer.text
         self.headers["Mcp-Session-Id"] = answer.headers["mcp-session-id"]
-        self.headers["Mcp-Protocol-Version"] = "2025-06-18"
+        self.headers["Mcp-Protocol-Version"] = RAW_VERSION
         body = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
         assert (await self.http.post(self.url, content=body, headers=self.headers)).status_code == 202
 

@@ -16,9 +16,10 @@ from collections.abc import Iterator
 import nbformat
 import pytest
 
+from benchmarks.server import JupyterServer
+
 from ..mcp_client import connect, ok
 from . import figures
-from .server_process import ServerProcess
 
 MAX_SAVE_DELAY = 2.0  # MCPExtensionApp.max_save_delay's default
 GRACE = 1.0  # for the save itself on a loaded machine
@@ -26,16 +27,16 @@ BURST_SECONDS = 7.0
 
 
 @pytest.fixture
-def server() -> Iterator[ServerProcess]:
-    server = ServerProcess()
+def server() -> Iterator[JupyterServer]:
+    server = JupyterServer()
     server.start()
     try:
         yield server
     finally:
-        server.stop()
+        server.stop(gracefully=False)
 
 
-def on_disk(server: ServerProcess, path: str) -> str:
+def on_disk(server: JupyterServer, path: str) -> str:
     """The file as saved; it must be a valid notebook. Jupyter rewrites a file in place, keeping a
     copy (``.~name``) until the write is done, and reads that copy back if the file is broken: a kill
     mid-write leaves the copy, which is what a restarted server would serve."""
@@ -50,7 +51,7 @@ def on_disk(server: ServerProcess, path: str) -> str:
 
 
 def check_after_kill(
-    server: ServerProcess, path: str, acked: list[tuple[str, float]], killed_at: float
+    server: JupyterServer, path: str, acked: list[tuple[str, float]], killed_at: float
 ) -> None:
     saved = on_disk(server, path)
     due = [marker for marker, at in acked if at < killed_at - MAX_SAVE_DELAY - GRACE]
@@ -65,7 +66,7 @@ def check_after_kill(
     return [f"{len(missing)} of {len(due)} acknowledged edits lost, first {missing[:3]}"] if missing else []
 
 
-async def restarted_and_whole(server: ServerProcess, path: str) -> None:
+async def restarted_and_whole(server: JupyterServer, path: str) -> None:
     """The server comes back on the same root and serves the notebook."""
     await asyncio.to_thread(server.start)
     async with connect(server.url, server.headers) as agent:

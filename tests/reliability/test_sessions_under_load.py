@@ -14,9 +14,10 @@ import nbformat
 import pytest
 from mcp.client import Client
 
+from benchmarks.server import JupyterServer
+
 from ..mcp_client import connect, ok
 from . import figures
-from .server_process import ServerProcess
 
 SESSIONS = 16
 NOTEBOOKS = 4
@@ -37,10 +38,10 @@ def rss_bytes(pid: int) -> int:
 
 
 @pytest.fixture
-def server() -> Iterator[ServerProcess]:
+def server() -> Iterator[JupyterServer]:
     # The journal keeps the last journal_size agent edits on purpose (for review and revert): with a
     # bound the warm-up already fills, growth after it is what a leak would show.
-    server = ServerProcess({"MCPExtensionApp": {"journal_size": JOURNAL_SIZE}})
+    server = JupyterServer({"MCPExtensionApp": {"journal_size": JOURNAL_SIZE}})
     for i in range(NOTEBOOKS):
         notebook = nbformat.v4.new_notebook(
             cells=[nbformat.v4.new_code_cell(f"x = {j}\nprint(x)") for j in range(20)],
@@ -52,7 +53,7 @@ def server() -> Iterator[ServerProcess]:
     try:
         yield server
     finally:
-        server.stop()
+        server.stop(gracefully=False)
 
 
 async def mixed_calls(agent: Client, k: int, done: Callable[[], bool], latencies: list[float]) -> None:
@@ -88,7 +89,7 @@ async def mixed_calls(agent: Client, k: int, done: Callable[[], bool], latencies
 
 
 async def run_sessions(
-    server: ServerProcess, seconds: float, latencies: list[float], calls: int | None = None
+    server: JupyterServer, seconds: float, latencies: list[float], calls: int | None = None
 ) -> None:
     """Sixteen sessions calling for ``seconds``, or until ``latencies`` holds ``calls`` calls."""
     until = time.monotonic() + seconds
