@@ -314,14 +314,18 @@ def _principal(ctx: Any, handler: Any) -> str:
     return person_of(handler)["name"]
 
 
-def on_session_end(ctx: Any, callback: Callable[[], None]) -> None:
-    """Run ``callback`` when the MCP session of this request ends (DELETE, idle, crash, shutdown).
+def on_session_end(ctx: Any, callback: Callable[[], None]) -> bool:
+    """Run ``callback`` when the MCP session of this request ends (DELETE, idle, crash, shutdown);
+    False if that cannot be seen (a stateless request, or the SDK changed).
 
     The SDK's ``Connection.exit_stack`` is the documented place for per-connection teardown, but
-    a request context reaches the connection only through the private ``ServerSession._connection``.
-    If that moves, agents are still forgotten after the idle timeout.
+    a request context reaches the connection only through the private ``ServerSession._connection``
+    (mcp 2.3). If that moves, agents are still forgotten after the idle timeout, and subscriptions
+    last until the client unsubscribes.
     """
     connection = getattr(ctx.session, "_connection", None)
     stack = getattr(connection, "exit_stack", None)
-    if stack is not None:
-        stack.callback(callback)
+    if stack is None or getattr(connection, "session_id", None) is None:
+        return False
+    stack.callback(callback)
+    return True

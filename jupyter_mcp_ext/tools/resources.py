@@ -24,7 +24,6 @@ import logging
 import re
 import string
 from collections import Counter
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote_to_bytes
 
@@ -40,6 +39,7 @@ from .._version import __version__
 from ..documents.paths import walk
 from ..documents.watchers import NotebookWatchers
 from ..errors import ToolError
+from ..people.agents import on_session_end
 from .authz import handler_of, is_allowed
 from .notebook_json import notebook_json
 
@@ -250,7 +250,7 @@ class NotebookResources:
             )
         if key not in self._of_session:
             self._of_session[key] = set()
-            if not _on_session_end(ctx, lambda: self._drop_session(key)):
+            if not on_session_end(ctx, lambda: self._drop_session(key)):
                 log.warning("Cannot see when MCP sessions end: subscriptions stay until unsubscribed")
         self._of_session[key].add(api)
         self._subscribers.setdefault(api, {})[key] = (ctx.session, params.uri)
@@ -311,19 +311,3 @@ class NotebookResources:
         for uri, count in (self._listening.get(api) or Counter()).items():
             if count > 0:
                 await self.bus.publish(ResourceUpdated(uri=uri))
-
-
-def _on_session_end(ctx: ServerRequestContext[Any], callback: Callable[[], None]) -> bool:
-    """Run ``callback`` when the request's MCP session ends, however it ends.
-
-    The SDK unwinds a connection's public ``exit_stack`` when its session closes (client DELETE, idle
-    timeout, server stop), but hands request handlers no public way to the connection: it is the
-    private ``_connection`` of ``ctx.session`` (mcp 2.3). If that moves, this returns False and
-    subscriptions then last until the client unsubscribes.
-    """
-    connection = getattr(ctx.session, "_connection", None)
-    exit_stack = getattr(connection, "exit_stack", None)
-    if exit_stack is None or getattr(connection, "session_id", None) is None:
-        return False
-    exit_stack.callback(callback)
-    return True
