@@ -10,8 +10,8 @@ another; nothing is refused for load.
 Wall clock, not CPU: while a step runs, nothing else on the loop can, whether the step computes,
 blocks in a synchronous disk sync (a save's ``fsync``, the notary's SQLite commit) or waits for a
 core on a busy machine. Under four flat-out agents on a loaded two-core machine, MCP's steps held
-the loop 2.4-3x as long as their CPU: metering CPU, the gate at 0.5 never engaged while MCP held
-the loop about 0.65 of the time.
+the loop 2.4-3.1x as long as their CPU: metering CPU, the gate at 0.5 seldom engaged while MCP
+held the loop about 0.65 of the time (README, "What the person feels").
 
 What counts as MCP work: every step of a task running in an MCP context (``mcp_context``): the
 handler's own request, the SDK's session tasks and the tools' tasks they start (including runs
