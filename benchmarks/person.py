@@ -153,20 +153,25 @@ async def _agents(
     }
     end = time.monotonic() + len(shares) * seconds
     turn = 0
-    while time.monotonic() < end:
-        mode = list(shares)[turn % len(shares)]
-        turn += 1
-        (await http.put(f"{url}bench/gate", json={"share": shares[mode]})).raise_for_status()
-        before, cpu, start = (await http.get(f"{url}bench/gate")).json(), bench.server_cpu(), time.monotonic()
-        got = await _sample(peer, tab, http, url, _for(1.0))
-        after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
-        raw = modes[mode]["raw"]
-        for key in ("spent_s", "admitted", "waited", "thread_cpu_s"):
-            raw[key] += after[key] - before[key]
-        raw["wall_s"] += wall
-        raw["server_cpu_s"] += bench.server_cpu() - cpu
-        modes[mode]["keystroke"] += got["keystroke"]
-        modes[mode]["rest"] += got["rest"]
+    with bench.phase("person under four agents", 1):  # --profile: a py-spy record of these turns
+        while time.monotonic() < end:
+            mode = list(shares)[turn % len(shares)]
+            turn += 1
+            (await http.put(f"{url}bench/gate", json={"share": shares[mode]})).raise_for_status()
+            before, cpu, start = (
+                (await http.get(f"{url}bench/gate")).json(),
+                bench.server_cpu(),
+                time.monotonic(),
+            )
+            got = await _sample(peer, tab, http, url, _for(1.0))
+            after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
+            raw = modes[mode]["raw"]
+            for key in ("spent_s", "admitted", "waited", "thread_cpu_s"):
+                raw[key] += after[key] - before[key]
+            raw["wall_s"] += wall
+            raw["server_cpu_s"] += bench.server_cpu() - cpu
+            modes[mode]["keystroke"] += got["keystroke"]
+            modes[mode]["rest"] += got["rest"]
     (await http.put(f"{url}bench/gate", json={"share": share})).raise_for_status()
     out, _ = await proc.communicate()
     agents = json.loads(out.decode().strip().splitlines()[-1])

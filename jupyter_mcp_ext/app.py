@@ -175,7 +175,7 @@ class MCPExtensionApp(ExtensionApp):
     mcp_loop_share = Float(
         0.5,
         config=True,
-        help="Largest share (0-1) of the server's event loop time, measured as CPU, that MCP calls and "
+        help="Largest share (0-1) of the server's event loop time (wall clock, not CPU) that MCP calls and "
         "the outputs of agents' runs may use; calls over it wait their turn, so people's typing, file "
         "browser and kernels are served first. 1 turns the gate off.",
     )

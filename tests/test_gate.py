@@ -3,7 +3,7 @@
 Four agents call flat out from a process of their own (``benchmarks.agents``: their client CPU is
 not the server's) while two Yjs peers, a person typing and another tab watching, time keystrokes
 through the server. The machine running the tests is shared, so latencies are reported and only
-loosely bounded; what is asserted is the mechanism: MCP's metered CPU stays near its share, calls
+loosely bounded; what is asserted is the mechanism: MCP's metered loop time stays near its share, calls
 over it wait, and waiting sessions are served in turn.
 """
 
@@ -104,7 +104,7 @@ async def test_four_flat_out_agents_use_only_their_share_and_take_turns(
     )
     assert result["errors"] == 0
     assert sum(calls) > 0 and gate.waited > waited, "flat-out agents must have waited for their turn"
-    # Metered MCP CPU stays at its share (a loaded machine may give it less, never much more).
+    # Metered MCP loop time stays at its share (a loaded machine may give it less, never much more).
     assert share <= SHARE + 0.05, share
     assert max(shares) <= SHARE + 0.1, shares
     # Waiting sessions are served in turn: none is starved, none runs away.
@@ -117,7 +117,7 @@ async def test_waiting_sessions_are_admitted_round_robin(jp_serverapp, server_ur
     """Three sessions queue behind an exhausted share: they are let in in turn, not in arrival order."""
     gate = gate_of(jp_serverapp)
     gate.recent_share()  # the credit the time since the server started brings, counted now
-    gate.spend(0.05)  # the agents just used 50 ms of CPU: the next calls wait
+    gate.spend(0.05)  # the agents just held the loop for 50 ms: the next calls wait
     admitted: list[str] = []
 
     async def call(key: str) -> None:
@@ -130,6 +130,27 @@ async def test_waiting_sessions_are_admitted_round_robin(jp_serverapp, server_ur
     calls = [call("a"), call("a"), call("a"), call("b"), call("c")]
     await asyncio.wait_for(asyncio.gather(*calls), timeout=30)
     assert admitted == ["a", "b", "c", "a", "a"]
+
+
+async def test_a_step_that_holds_the_loop_without_computing_counts_against_the_share(
+    jp_serverapp, server_url
+):
+    """A blocking disk sync in a save, or a core taken by other work, holds the loop as computing does.
+
+    The person waits for the loop's time, not its CPU: 50 ms of MCP work that mostly waits in
+    ``fsync`` (here: sleeps) is 50 ms of the loop, and the next call waits its turn for it.
+    """
+    gate = gate_of(jp_serverapp)
+    gate.recent_share()
+
+    async def blocking() -> None:
+        time.sleep(0.05)  # the loop is held; the thread uses next to no CPU
+
+    spent, waited = gate.spent, gate.waited
+    await gate.run("a", blocking())
+    assert gate.spent - spent >= 0.05
+    await asyncio.wait_for(gate.run("a", asyncio.sleep(0)), timeout=30)
+    assert gate.waited > waited, "the call after a 50 ms blocking step did not wait for its turn"
 
 
 async def test_a_call_whose_client_leaves_while_it_waits_is_dropped(
