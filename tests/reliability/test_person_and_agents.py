@@ -35,6 +35,14 @@ def ydoc_save_delay() -> float:
     return 1.0  # the collaboration layer's default
 
 
+@pytest.fixture
+def jp_server_config(jp_server_config):
+    # The check reads the whole notebook as the agents see it, in one resources/read: room for it
+    # (by default a read is cut at 64 KB, saying which read_cells call reads the rest).
+    jp_server_config.MCPExtensionApp.max_result_bytes = 8_000_000
+    return jp_server_config
+
+
 @pytest.mark.timeout(240)
 async def test_a_person_and_four_agents_edit_one_notebook_and_nothing_is_lost_or_doubled(
     server_url, jp_auth_header, make_notebook, jp_root_dir
@@ -87,7 +95,7 @@ async def test_a_person_and_four_agents_edit_one_notebook_and_nothing_is_lost_or
             person_types(person), *(agent_edits(k, ids[0], ids[1 + k]) for k in range(AGENTS))
         )
         async with connect(server_url, jp_auth_header) as reader:
-            # The whole notebook as an agent reads it (a tool result would be cut at max_result_bytes).
+            # The whole notebook as an agent reads it.
             read = await reader.read_resource(notebook_uri(path))
             seen_by_agents = "\n".join(c["source"] for c in json.loads(read.contents[0].text)["cells"])
         wanted = set(acked)
