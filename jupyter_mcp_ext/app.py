@@ -19,6 +19,7 @@ from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
 from .people.agents import AgentDirectory
+from .people.attendance import Attendance
 from .people.presence import Presence
 from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler, body_limit
 from .protocol.server import build_server
@@ -176,8 +177,9 @@ class MCPExtensionApp(ExtensionApp):
         0.5,
         config=True,
         help="Largest share (0-1) of the server's event loop time (wall clock, not CPU) that MCP calls and "
-        "the outputs of agents' runs may use; calls over it wait their turn, so people's typing, file "
-        "browser and kernels are served first. 1 turns the gate off.",
+        "the outputs of agents' runs may use while a person uses the server (a tab open on a shared "
+        "document, or a request in the last 30 s); calls over it wait their turn, so people's typing, "
+        "file browser and kernels are served first. 1 turns the gate off.",
     )
 
     def initialize_settings(self) -> None:
@@ -227,7 +229,10 @@ class MCPExtensionApp(ExtensionApp):
             agents=agents,
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
-        self.gate = LoopGate(self.mcp_loop_share)
+        self.attendance = Attendance(
+            serverapp.web_app.settings, is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler))
+        )
+        self.gate = LoopGate(self.mcp_loop_share, person_here=self.attendance.person_here)
         tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
         self.transport = MCPTransport(
             build_server(self.services, tools),
@@ -262,6 +267,7 @@ class MCPExtensionApp(ExtensionApp):
         )
         self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
+        self.attendance.listen()  # after ExtensionApp has written our settings into the server's
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.

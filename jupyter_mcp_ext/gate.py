@@ -5,7 +5,8 @@ person's keystroke (about ten loop hops from one browser to another) then waits 
 gate meters the loop time that MCP work holds (the wall clock around every step of an MCP task)
 and admits new MCP work only while that time stays within ``share`` of wall time. A call over the
 share waits; waiting calls are served round-robin across sessions, so one busy agent cannot starve
-another; nothing is refused for load.
+another; nothing is refused for load. The gate holds agents back only while a person uses the server
+(``person_here``, ``people/attendance.py``): with nobody else on the loop, agents have all of it.
 
 Wall clock, not CPU: while a step runs, nothing else on the loop can, whether the step computes,
 blocks in a synchronous disk sync (a save's ``fsync``, the notary's SQLite commit) or waits for a
@@ -25,7 +26,7 @@ import asyncio
 import contextvars
 import time
 from collections import OrderedDict, deque
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -73,11 +74,13 @@ async def _metered(coro: Coroutine[Any, Any, T], gate: LoopGate) -> T:
 class LoopGate:
     """Admits MCP work while the loop time it holds stays within ``share`` of wall time.
 
-    ``share`` 1.0 (or more) turns the gate off: nothing waits, the time is still metered.
+    ``share`` 1.0 (or more) turns the gate off: nothing waits, the time is still metered. With
+    ``person_here``, MCP work waits only while it says a person is here.
     """
 
-    def __init__(self, share: float = 0.5):
+    def __init__(self, share: float = 0.5, person_here: Callable[[], bool] | None = None):
         self.share = share
+        self.person_here = person_here
         self.spent = 0.0  # seconds of loop time MCP work held, in all
         self.admitted = 0
         self.waited = 0  # admissions that had to wait
@@ -103,6 +106,8 @@ class LoopGate:
     def _refill(self) -> None:
         now = time.monotonic()
         self._credit = min(BURST, self._credit + (now - self._stamp) * self.share)
+        if self.person_here is not None and not self.person_here():
+            self._credit = BURST  # nobody to serve first: the agents may have the loop
         self._stamp = now
         if not self._samples or now - self._samples[-1][0] >= 0.05:
             self._samples.append((now, self.spent))

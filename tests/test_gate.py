@@ -39,6 +39,12 @@ def gate_of(jp_serverapp):
     return app.gate
 
 
+async def a_person_browses(server_url: str, jp_auth_header: dict[str, str]) -> None:
+    """A person's file browser asks the server for the root folder: someone to serve first."""
+    async with httpx.AsyncClient(headers=jp_auth_header, timeout=30) as http:
+        assert (await http.get(f"{server_url}api/contents")).status_code == 200
+
+
 async def keystrokes(person: YPeer, tab: YPeer, n: int, pause: float = 0.02) -> list[float]:
     """Seconds from a key typed in one tab to the other tab seeing it, ``n`` times."""
     times = []
@@ -113,9 +119,10 @@ async def test_four_flat_out_agents_use_only_their_share_and_take_turns(
     assert statistics.median(loaded) <= 5 * statistics.median(idle) + 0.05
 
 
-async def test_waiting_sessions_are_admitted_round_robin(jp_serverapp, server_url):
+async def test_waiting_sessions_are_admitted_round_robin(jp_serverapp, server_url, jp_auth_header):
     """Three sessions queue behind an exhausted share: they are let in in turn, not in arrival order."""
     gate = gate_of(jp_serverapp)
+    await a_person_browses(server_url, jp_auth_header)
     gate.recent_share()  # the credit the time since the server started brings, counted now
     gate.spend(0.05)  # the agents just held the loop for 50 ms: the next calls wait
     admitted: list[str] = []
@@ -133,7 +140,7 @@ async def test_waiting_sessions_are_admitted_round_robin(jp_serverapp, server_ur
 
 
 async def test_a_step_that_holds_the_loop_without_computing_counts_against_the_share(
-    jp_serverapp, server_url
+    jp_serverapp, server_url, jp_auth_header
 ):
     """A blocking disk sync in a save, or a core taken by other work, holds the loop as computing does.
 
@@ -141,6 +148,7 @@ async def test_a_step_that_holds_the_loop_without_computing_counts_against_the_s
     ``fsync`` (here: sleeps) is 50 ms of the loop, and the next call waits its turn for it.
     """
     gate = gate_of(jp_serverapp)
+    await a_person_browses(server_url, jp_auth_header)
     gate.recent_share()
 
     async def blocking() -> None:
@@ -169,6 +177,7 @@ async def test_a_call_whose_client_leaves_while_it_waits_is_dropped(
     async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=30) as http:
         opened = await http.post(url, json=raw_initialize(version))
         session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+        await a_person_browses(server_url, jp_auth_header)
         gate.recent_share()
         gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: calls wait
         with pytest.raises(httpx.ReadTimeout):
@@ -184,3 +193,29 @@ async def test_a_call_whose_client_leaves_while_it_waits_is_dropped(
     await asyncio.sleep(0.5)
     saved = json.loads((Path(jp_serverapp.root_dir) / path).read_text())
     assert ["".join(c["source"]) for c in saved["cells"]] == ["a = 1"]
+
+
+async def test_with_nobody_but_agents_on_the_server_agents_are_not_held_back(
+    jp_serverapp, server_url, jp_auth_header, make_notebook
+):
+    """The share is for a person's sake: a lone agent runs at full speed until a tab opens."""
+    gate = gate_of(jp_serverapp)
+    path = make_notebook("alone.ipynb", cells=["a = 1"])
+    url = f"{server_url}mcp"
+    version = "2025-11-25"
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=30) as http:
+        opened = await http.post(url, json=raw_initialize(version))
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+        gate.recent_share()
+        gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: calls would wait
+        waited = gate.waited
+        pong = await http.post(url, headers=session, json=ping, timeout=5)
+        assert pong.status_code == 200 and gate.waited == waited, "a lone agent was held back"
+        async with YPeer(server_url, jp_auth_header, path):  # a person opens the notebook in a tab
+            await asyncio.sleep(0.5)
+            gate.spend(1000 * SHARE)
+            with pytest.raises(httpx.ReadTimeout):
+                await http.post(url, headers=session, json=ping, timeout=1.0)
+            assert gate.waited > waited, "with a person here, a call over the share did not wait"
+            gate.spend(-2000 * SHARE)
