@@ -42,6 +42,10 @@ async def loop_watchdog(period: float = 0.005) -> AsyncIterator[list[float]]:
     task = asyncio.create_task(tick())
     try:
         yield lags
+        # The tick under way when the block ended saw the block's last stretch: wait for it.
+        ticks = len(lags)
+        while len(lags) == ticks:
+            await asyncio.sleep(0)
     finally:
         task.cancel()
 
