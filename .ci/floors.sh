@@ -43,13 +43,18 @@ for dep in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-depen
     print(re.split(r"[<>=!~;\s]", dep, maxsplit=1)[0])
 ')
 python -m pip install -q "${TEST_TOOLS[@]}" -c "$VENV/floors.txt"
-python -m pip list 2>/dev/null | grep -iE "^(jupyter[-_]server|jupyter-collaboration|jupyter-server-ydoc|jupyter[-_]ydoc|pycrdt|jupyterlab|mcp|tornado|nbformat|traitlets|jupytext) " \
+python -m pip list 2>/dev/null | grep -iE "^(jupyter[-_]server|jupyter-collaboration|jupyter-server-ydoc|jupyter[-_]ydoc|pycrdt|jupyterlab|mcp|tornado|nbformat|traitlets|jupytext|regex|diff-match-patch) " \
   | sed 's/^/[floors] installed /'
 
 if [ "${FLOORS_FULL:-0}" = 1 ]; then
   pytest -q -p no:cacheprovider
 else
+  # Every layer: the MCP edge, tools, rooms and live edits, kernels, three-way merges (diff-match-patch),
+  # people (journal, policy, presence, carets), the panel's API and events, the loop gate, the CLI.
   pytest -q -p no:cacheprovider tests/test_transport.py tests/test_auth.py tests/test_tools.py \
     tests/test_rooms.py tests/test_live_editing.py tests/test_execution.py tests/test_notebook_text.py \
-    tests/test_first_ten_minutes.py tests/test_sessions_cap.py tests/test_schemas.py
+    tests/test_first_ten_minutes.py tests/test_sessions_cap.py tests/test_schemas.py \
+    tests/test_merge.py tests/test_rebase.py tests/test_files.py tests/test_undo_text.py \
+    tests/test_journal.py tests/test_policy.py tests/test_agents.py tests/test_presence.py \
+    tests/test_cursors.py tests/test_api.py tests/test_gate.py tests/test_cli.py
 fi
