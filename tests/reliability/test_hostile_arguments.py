@@ -15,6 +15,7 @@ import asyncio
 import json
 import math
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -208,6 +209,8 @@ REPRODUCTIONS: dict[str, list[dict[str, Any]]] = {
     "update_cell": [{"path": NOTEBOOK, "cell_id": CELL_IDS[1], "metadata": {"inf": math.inf}}],  # 9.2
     "insert_cells": [{"path": NOTEBOOK, "cells": [{"source": "nan", "metadata": {"x": [math.nan]}}]}],  # 9.2
     "create_notebook": [{"path": "fuzz/inf.ipynb", "cells": [{"metadata": {"inf": -math.inf}}]}],  # 9.2
+    # U+0085 comes back raw in the SSE data line: a line break to str.splitlines, not to SSE.
+    "get_execution": [{"execution_id": "\x85"}],
 }
 
 
@@ -257,7 +260,7 @@ class RawClient:
         answer = await self.http.post(self.url, content=body, headers=self.headers)
         text = answer.text
         message = None
-        for line in text.splitlines():
+        for line in re.split(r"\r\n|\r|\n", text):  # SSE's line ends; str.splitlines also splits at U+0085
             if line.startswith("data:") and line[5:].strip():
                 candidate = json.loads(line[5:])
                 if "id" in candidate and ("result" in candidate or "error" in candidate):
