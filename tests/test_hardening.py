@@ -120,6 +120,30 @@ async def test_a_catastrophic_regex_neither_freezes_the_server_nor_hangs_the_cal
         assert [m["line"] for m in found["matches"]] == [2]
 
 
+async def test_a_regex_whose_repeats_would_unroll_to_gigabytes_is_refused_before_it_compiles(
+    server_url, jp_auth_header, make_notebook
+):
+    """``a{4294967294}`` compiled asks for tens of gigabytes: the kernel would kill the whole server."""
+    path = make_notebook("repeats.ipynb", cells=["2024-01-31 aaaa"])
+    before = rss_mb()
+    async with connect(server_url, jp_auth_header) as agent:
+        # (?:a{1000}){1000} would take about 270 MB; the others tens of gigabytes.
+        for pattern in ["(?:a{1000}){1000}", "a{4294967294}", "(?:(?:a{1000}){1000}){1000}"]:
+            message = await fails(agent, "search_notebook", path=path, pattern=pattern, regex=True)
+            assert "repeats too much" in message and "regex=false" in message, message
+        # Counted repeats of an everyday size still work.
+        found = await ok(agent, "search_notebook", path=path, pattern=r"\d{4}-\d{2}-\d{2} a{2,4}", regex=True)
+        assert [m["line"] for m in found["matches"]] == [1]
+    assert rss_mb() - before < 150, "the server's memory grew while refusing patterns"
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 # -- 2. non-finite numbers -----------------------------------------------------------------------
 
 
