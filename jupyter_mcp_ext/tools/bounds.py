@@ -41,11 +41,11 @@ def bound_result(result: ToolResult, limit: int) -> ToolResult:
         while images and _utf8(text) + sum(len(image) for _, image in images) > limit - _NOTE_ROOM:
             images.pop()
         if _utf8(text) > limit - _NOTE_ROOM:
-            text = _cut_text(text, limit - _NOTE_ROOM)
+            text = cut_text(text, limit - _NOTE_ROOM)
         cut_what.append(f"content of {content:,} bytes")
-    size = _json_bytes(data, stop_above=limit)
+    size = json_bytes(data, stop_above=limit)
     if size > limit:
-        data, _ = _shrink(data, limit - _NOTE_ROOM)
+        data, _ = shrink(data, limit - _NOTE_ROOM)
         cut_what.append("structuredContent")
     if not cut_what:
         return result
@@ -102,11 +102,12 @@ def _utf8(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode())
 
 
-def _cut_text(text: str, room: int) -> str:
+def cut_text(text: str, room: int) -> str:
+    """``text`` cut to at most ``room`` bytes of UTF-8, never inside a character."""
     return text.encode()[: max(0, room)].decode(errors="ignore")
 
 
-def _json_bytes(value: Any, stop_above: float = float("inf")) -> int:
+def json_bytes(value: Any, stop_above: float = float("inf")) -> int:
     """Bytes of ``value`` as JSON, counted only until past ``stop_above`` (so a huge value costs
     no more than a small one)."""
     pending, size = [value], 0
@@ -115,7 +116,7 @@ def _json_bytes(value: Any, stop_above: float = float("inf")) -> int:
         if isinstance(item, dict):
             size += 2 + 2 * len(item)
             for key, sub in item.items():
-                size += _json_bytes(str(key))
+                size += json_bytes(str(key))
                 pending.append(sub)
         elif isinstance(item, (list, tuple)):
             size += 2 + len(item)
@@ -127,38 +128,38 @@ def _json_bytes(value: Any, stop_above: float = float("inf")) -> int:
     return size
 
 
-def _shrink(value: Any, room: int) -> tuple[Any, int]:
+def shrink(value: Any, room: int) -> tuple[Any, int]:
     """``value`` cut to about ``room`` bytes of JSON, keeping its shape (types, keys, order):
     strings are cut, lists lose their last items, everything keeps what fits first."""
     if isinstance(value, str):
-        size = _json_bytes(value, stop_above=room)
+        size = json_bytes(value, stop_above=room)
         if size <= room:
             return value, size
-        kept = _cut_text(value, room - 8)
-        while kept and _json_bytes(kept + "…") > room:
+        kept = cut_text(value, room - 8)
+        while kept and json_bytes(kept + "…") > room:
             kept = kept[: len(kept) * 3 // 4]
-        return (kept + "…", _json_bytes(kept + "…")) if kept else ("", 2)
+        return (kept + "…", json_bytes(kept + "…")) if kept else ("", 2)
     if isinstance(value, dict):
         # Each key keeps at least its emptied value, so what comes after the first long one fits too.
-        floors = {key: _json_bytes(str(key)) + 2 + _json_bytes(_emptied(sub)) for key, sub in value.items()}
+        floors = {key: json_bytes(str(key)) + 2 + json_bytes(_emptied(sub)) for key, sub in value.items()}
         out, used, reserved = {}, 2, sum(floors.values())
         for key, sub in value.items():
             reserved -= floors[key]
-            overhead = _json_bytes(str(key)) + 2
-            part, size = _shrink(sub, max(0, room - used - reserved - overhead))
+            overhead = json_bytes(str(key)) + 2
+            part, size = shrink(sub, max(0, room - used - reserved - overhead))
             out[key] = part
             used += overhead + size
         return out, used
     if isinstance(value, (list, tuple)):
         items, used = [], 2
         for sub in value:
-            part, size = _shrink(sub, room - used - 1)
+            part, size = shrink(sub, room - used - 1)
             if used + size + 1 > room or (part != sub and items):
                 break
             items.append(part)
             used += size + 1
         return items, used
-    return value, _json_bytes(value)
+    return value, json_bytes(value)
 
 
 def _emptied(value: Any) -> Any:

@@ -25,7 +25,7 @@ from pycrdt import Array, Map, Text
 from ..documents import cells as nb
 from ..documents import values
 from ..errors import ToolError
-from .bounds import SLICE_SECONDS, _cut_text, _json_bytes, _shrink, in_slices
+from .bounds import SLICE_SECONDS, cut_text, in_slices, json_bytes, shrink
 from .outputs import as_text
 
 T = TypeVar("T")
@@ -52,7 +52,7 @@ async def notebook_json(doc: YNotebook | None, stored: dict[str, Any] | None, li
     bytes; a ToolError if it holds NaN or Infinity (JSON cannot carry them)."""
     meta, each = _reader(doc, stored)
     sizes = await each(lambda cell, i: _size_of(cell, limit), limit)
-    whole = sum(s.frame + s.source + s.outputs for s in sizes) + _json_bytes(meta, stop_above=limit)
+    whole = sum(s.frame + s.source + s.outputs for s in sizes) + json_bytes(meta, stop_above=limit)
     if whole <= limit:
         notebook = _notebook(meta, await each(lambda cell, i: cell, limit))
         text = json.dumps(notebook, indent=1, ensure_ascii=False)
@@ -63,7 +63,7 @@ async def notebook_json(doc: YNotebook | None, stored: dict[str, Any] | None, li
             return text
     budget = limit - limit // 16
     for _ in range(4):  # the plan is an estimate: a cell added meanwhile, or escapes, may overshoot it
-        plan = _Plan(sizes, budget - _json_bytes(_small(meta, NOTEBOOK_META_BYTES)) - 2 * _MARKER)
+        plan = _Plan(sizes, budget - json_bytes(_small(meta, NOTEBOOK_META_BYTES)) - 2 * _MARKER)
         cells = [c for c in await each(plan.cut, plan.outputs_cap) if c is not None]
         notebook = _notebook(_small(meta, NOTEBOOK_META_BYTES), cells, plan.note(len(cells), len(sizes)))
         text = json.dumps(notebook, ensure_ascii=False)
@@ -120,7 +120,7 @@ def _live_cell(doc: YNotebook, i: int, meta: dict[str, Any], stop: int) -> dict[
         outputs, size = [], 0
         while len(outputs) < len(youtputs) and size <= stop:
             outputs.append(_py(youtputs[len(outputs)]))
-            size += _json_bytes(outputs[-1], stop_above=stop)
+            size += json_bytes(outputs[-1], stop_above=stop)
         cell["outputs"] = outputs
         if len(outputs) < len(youtputs):
             cell[UNREAD] = len(youtputs) - len(outputs)
@@ -162,15 +162,15 @@ def _frame(cell: dict[str, Any]) -> dict[str, Any]:
 def _size_of(cell: dict[str, Any], limit: int) -> _Size:
     """Counted only up to ``limit``: past it, a part is cut whatever its size."""
     return _Size(
-        _json_bytes(_frame(cell), stop_above=limit)
-        + _json_bytes(cell.get("attachments") or {}, stop_above=limit),
-        _json_bytes(as_text(cell.get("source"))),
-        _json_bytes(cell.get("outputs") or [], stop_above=limit),
+        json_bytes(_frame(cell), stop_above=limit)
+        + json_bytes(cell.get("attachments") or {}, stop_above=limit),
+        json_bytes(as_text(cell.get("source"))),
+        json_bytes(cell.get("outputs") or [], stop_above=limit),
     )
 
 
 def _small(value: dict[str, Any], room: int) -> dict[str, Any]:
-    return value if _json_bytes(value, stop_above=room) <= room else _shrink(value, room)[0]
+    return value if json_bytes(value, stop_above=room) <= room else shrink(value, room)[0]
 
 
 def _fill(sizes: list[int], budget: int) -> int:
@@ -217,25 +217,25 @@ class _Plan:
         which = f"cell_ids=['{cell['id']}']" if cell.get("id") else f"start={i}, end={i + 1}"
         how = HOW.format(which=which)
         out = _frame(cell)
-        if _json_bytes(cell.get("metadata") or {}, stop_above=CELL_META_BYTES) > CELL_META_BYTES:
-            out["metadata"] = _shrink(cell["metadata"], CELL_META_BYTES)[0]
+        if json_bytes(cell.get("metadata") or {}, stop_above=CELL_META_BYTES) > CELL_META_BYTES:
+            out["metadata"] = shrink(cell["metadata"], CELL_META_BYTES)[0]
         source = as_text(cell.get("source"))
         if len(source.encode()) > self.source_cap:
             self.sources_cut += 1
-            kept = _cut_text(source, self.source_cap)
+            kept = cut_text(source, self.source_cap)
             source = f"{kept}\n[… {len(source) - len(kept):,} characters of source cut: {how}]"
         out["source"] = source
         if "outputs" in cell:
             out["outputs"] = self._outputs(cell["outputs"] or [], cell.get(UNREAD, 0), how)
         attachments = cell.get("attachments")
-        if attachments and _json_bytes(attachments, stop_above=CELL_META_BYTES) <= CELL_META_BYTES:
+        if attachments and json_bytes(attachments, stop_above=CELL_META_BYTES) <= CELL_META_BYTES:
             out["attachments"] = attachments  # larger ones (pasted images) are left out
         return out
 
     def _outputs(self, outputs: list[dict[str, Any]], unread: int, how: str) -> list[dict[str, Any]]:
         kept, room = [], self.outputs_cap
         for n, output in enumerate(outputs):
-            size = _json_bytes(output, stop_above=room)
+            size = json_bytes(output, stop_above=room)
             if size > room:
                 self.outputs_cut += 1
                 kept.append(_cut_output(output, room, how))
@@ -271,14 +271,14 @@ def _stream(text: str) -> dict[str, Any]:
 def _cut_output(output: dict[str, Any], room: int, how: str) -> dict[str, Any]:
     """``output`` as a valid output of its kind, its text cut to about ``room`` bytes and marked."""
     kind = output.get("output_type")
-    size = _json_bytes(output, stop_above=1 << 40)
+    size = json_bytes(output, stop_above=1 << 40)
     marker = f"\n[… output of {size:,} bytes cut: {how}]"
     room = max(0, room - _MARKER)
     if kind == "stream":
-        text = _cut_text(as_text(output.get("text")), room) + marker
+        text = cut_text(as_text(output.get("text")), room) + marker
         return {**_stream(text), "name": output.get("name") or "stdout"}
     if kind == "error":
-        evalue = _cut_text(as_text(output.get("evalue")), min(room, 200))
+        evalue = cut_text(as_text(output.get("evalue")), min(room, 200))
         return {
             "output_type": "error",
             "ename": output.get("ename", ""),
@@ -287,7 +287,7 @@ def _cut_output(output: dict[str, Any], room: int, how: str) -> dict[str, Any]:
         }
     if kind in ("execute_result", "display_data"):
         data = output.get("data") or {}
-        shown = _cut_text(as_text(data.get("text/plain")), room)
+        shown = cut_text(as_text(data.get("text/plain")), room)
         dropped = [m for m in data if m != "text/plain"]
         if dropped:
             marker = f"\n[… {', '.join(dropped)} of this output cut ({size:,} bytes): {how}]"
