@@ -164,7 +164,7 @@ def _size_of(cell: dict[str, Any], limit: int) -> _Size:
     return _Size(
         json_bytes(_frame(cell), stop_above=limit)
         + json_bytes(cell.get("attachments") or {}, stop_above=limit),
-        json_bytes(as_text(cell.get("source"))),
+        json_bytes(as_text(cell.get("source")), stop_above=limit),
         json_bytes(cell.get("outputs") or [], stop_above=limit),
     )
 
