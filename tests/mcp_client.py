@@ -74,3 +74,11 @@ def raw_initialize(version: str = RAW_VERSION) -> dict[str, Any]:
 
 
 RAW_INITIALIZE = raw_initialize()
+
+
+async def raw_session(http: Any, url: str, version: str = RAW_VERSION) -> dict[str, str]:
+    """Open a handshake-era session over bare HTTP (``http`` sends RAW_HEADERS); returns the headers
+    its requests carry."""
+    opened = await http.post(url, json=raw_initialize(version))
+    assert opened.status_code == 200, opened.text
+    return {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}

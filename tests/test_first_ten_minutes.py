@@ -15,7 +15,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .mcp_client import RAW_HEADERS, connect, ok, raw_initialize
+from .mcp_client import RAW_HEADERS, connect, ok, raw_session
 from .yclient import YPeer
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -229,8 +229,7 @@ async def test_a_dropped_stream_resumes_with_the_long_calls_result(server_url, j
     url = f"{server_url}mcp"
     version = "2025-11-25"  # the first with the priming event a resuming client needs
     async with httpx.AsyncClient(headers={**RAW_HEADERS, **jp_auth_header}, timeout=60) as http:
-        opened = await http.post(url, json=raw_initialize(version))
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+        session = await raw_session(http, url, version)
         await http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
         call = {
             "jsonrpc": "2.0",

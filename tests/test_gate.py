@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .mcp_client import RAW_HEADERS, raw_initialize
+from .mcp_client import RAW_HEADERS, raw_session
 from .yclient import YPeer
 
 SHARE = 0.1  # low, so that agents exceed it even on a machine busy with other work
@@ -175,8 +175,7 @@ async def test_a_call_whose_client_leaves_while_it_waits_is_dropped(
         "params": {"name": "insert_cells", "arguments": {"path": path, "cells": [{"source": "b = 2"}]}},
     }
     async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=30) as http:
-        opened = await http.post(url, json=raw_initialize(version))
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+        session = await raw_session(http, url, version)
         await a_person_browses(server_url, jp_auth_header)
         gate.recent_share()
         gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: calls wait
@@ -205,8 +204,7 @@ async def test_with_nobody_but_agents_on_the_server_agents_are_not_held_back(
     version = "2025-11-25"
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=30) as http:
-        opened = await http.post(url, json=raw_initialize(version))
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+        session = await raw_session(http, url, version)
         gate.recent_share()
         gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: calls would wait
         waited = gate.waited

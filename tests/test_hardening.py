@@ -18,7 +18,7 @@ import httpx
 import nbformat
 import pytest
 
-from .mcp_client import RAW_HEADERS, RAW_INITIALIZE, RAW_VERSION, call, connect, fails, ok, text
+from .mcp_client import RAW_HEADERS, call, connect, fails, ok, raw_session, text
 from .ytext import TextPeer
 
 
@@ -54,8 +54,7 @@ async def raw_call(server_url: str, headers: dict[str, str], tool: str, argument
     """A tools/call whose arguments are JSON text as sent (``Infinity`` and ``NaN`` included, as
     ``json.dumps`` writes them): the SDK's client would turn those into null."""
     async with httpx.AsyncClient(headers={**headers, **RAW_HEADERS}, timeout=30) as http:
-        opened = await http.post(f"{server_url}mcp", json=RAW_INITIALIZE)
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": RAW_VERSION}
+        session = await raw_session(http, f"{server_url}mcp")
         body = f'{{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {{"name": "{tool}", "arguments": {arguments}}}}}'
         answer = await http.post(f"{server_url}mcp", headers=session, content=body)
         await http.delete(f"{server_url}mcp", headers=session)
