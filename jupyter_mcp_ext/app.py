@@ -160,8 +160,8 @@ class MCPExtensionApp(ExtensionApp):
         2.0,
         config=True,
         allow_none=True,
-        help="Seconds after which a notebook or open text file this extension reads or writes, and that keeps changing, "
-        "is saved anyway (the collaboration layer waits for changes to pause: an agent editing "
+        help="Seconds after which a notebook or open text file this extension reads or writes, and that "
+        "keeps changing, is saved anyway (the collaboration layer waits for changes to pause: an agent editing "
         "steadily or a cell streaming output would postpone it without end). None: never forced.",
     )
     denied_files = List(

@@ -2,9 +2,8 @@
 
 It lives in server memory and is bounded in entries and in bytes (oldest entries dropped first; an
 entry too large on its own for the bytes is kept for review without what a revert needs). Each entry
-holds the
-changes a call made, cell by cell, as the before and after of that cell (see ``changes.py``),
-which is what a revert needs and what a person reviewing the agent's work reads.
+holds the changes a call made, cell by cell, as the before and after of that cell (see
+``changes.py``), which is what a revert needs and what a person reviewing the agent's work reads.
 """
 
 from __future__ import annotations
