@@ -3,6 +3,11 @@
 jupyter mcp                              list the endpoints of running servers (their runtime files)
 jupyter mcp config claude|codex|cursor|vscode|json [--url URL] [--token T] [--name N]
 jupyter mcp check [--url URL] [--token T]   connect, list the tools, run nothing
+jupyter mcp headers [--url URL]          print the auth header as JSON (Claude Code's headersHelper)
+
+A token goes only to the server that issued it: a running server's token (its runtime file) to that
+server's URL, JupyterHub's ``JUPYTERHUB_API_TOKEN`` to this single-user server's own URL. Any other
+``--url`` gets no token unless ``--token`` is given.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ import shlex
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
-from .endpoint import server_endpoint
+from .endpoint import hub_endpoint, join, server_endpoint
 
 HOSTS = ("claude", "codex", "cursor", "vscode", "json")
 
@@ -42,13 +48,59 @@ def _hub_token() -> str:
     return os.environ.get("JUPYTERHUB_API_TOKEN", "")
 
 
+def _same(a: str) -> tuple[str, str, str, str]:
+    """A URL as compared: scheme and host (with any user part) exact, trailing slashes ignored."""
+    parts = urlsplit(a)
+    return (parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query)
+
+
+def hub_own_urls(env: Mapping[str, str] | None = None) -> list[str]:
+    """The endpoint URLs of this JupyterHub single-user server: the only ones the Hub's token goes to.
+
+    The Hub gives a single-user server (and so its terminals) ``JUPYTERHUB_SERVICE_PREFIX``, its
+    internal ``JUPYTERHUB_SERVICE_URL``, and, where configured, ``JUPYTERHUB_PUBLIC_URL``,
+    ``JUPYTERHUB_PUBLIC_HUB_URL`` or ``JUPYTERHUB_HOST`` (subdomains): the public host.
+    """
+    env = os.environ if env is None else env
+    prefix = env.get("JUPYTERHUB_SERVICE_PREFIX")
+    if not prefix:
+        return []
+    urls = [hub_endpoint(prefix, env)]
+    if service := env.get("JUPYTERHUB_SERVICE_URL"):
+        urls.append(join(service))
+    if host := env.get("JUPYTERHUB_HOST"):
+        urls.append(join(host.rstrip("/") + "/" + prefix.lstrip("/")))
+    return [u for u in urls if u]
+
+
+def _token_for(url: str, servers: list[dict[str, Any]]) -> str:
+    """The token that server issued, if ``url`` is a running server's own or this Hub server's."""
+    for server in servers:
+        if server.get("token") and _same(url) in {_same(server_endpoint(server)), _same(join(server["url"]))}:
+            return server["token"]
+    if _hub_token() and _same(url) in {_same(u) for u in hub_own_urls()}:
+        return _hub_token()
+    return ""
+
+
 def pick(url: str | None, token: str | None) -> Target:
-    """The endpoint to set up or check: ``--url``, else the newest running server."""
+    """The endpoint to set up or check: ``--url``, else the newest running server; and its token.
+
+    A token goes only to the server that issued it (module docstring); an explicit ``--token`` goes
+    where it is told.
+    """
     servers = running_servers()
     if url:
-        known = next((s for s in servers if server_endpoint(s) == url), None)
-        found = token if token is not None else (known or {}).get("token") or _hub_token()
-        return Target(url, found or "")
+        if token is not None:
+            return Target(url, token)
+        found = _token_for(url, servers)
+        if not found:
+            print(
+                f"No token is sent to {url}: it is not the URL of a running Jupyter server here nor of this "
+                "JupyterHub server; pass --token to send one.",
+                file=sys.stderr,
+            )
+        return Target(url, found)
     if not servers:
         raise SystemExit(
             "No running Jupyter server found (none in `jupyter --runtime-dir`). Start one with "
@@ -56,20 +108,20 @@ def pick(url: str | None, token: str | None) -> Target:
         )
     if len(servers) > 1:
         print(f"{len(servers)} servers are running; using the newest. Pass --url to choose.", file=sys.stderr)
-    server = servers[0]
-    return Target(
-        server_endpoint(server), token if token is not None else server.get("token") or _hub_token()
-    )
+    endpoint = server_endpoint(servers[0])
+    return Target(endpoint, token if token is not None else _token_for(endpoint, servers[:1]))
 
 
 def config_text(host: str, target: Target, name: str = "jupyter") -> str:
     """A set-up for ``host``, ready to paste."""
     headers = {"Authorization": f"token {target.token}"} if target.token else {}
     if host == "claude":
-        args = ["claude", "mcp", "add", "--transport", "http", name, target.url]
-        for key, value in headers.items():
-            args += ["--header", f"{key}: {value}"]
-        return shlex.join(args)
+        # No token on a command line (shell history, `ps`): Claude Code runs the helper at each
+        # connection and sends the header it prints (its documented ``headersHelper``).
+        entry: dict[str, Any] = {"type": "http", "url": target.url}
+        if target.token:
+            entry["headersHelper"] = helper_command(target.url)
+        return shlex.join(["claude", "mcp", "add-json", name, json.dumps(entry)])
     if host == "codex":
         lines = ["# ~/.codex/config.toml", f"[mcp_servers.{name}]", f"url = {json.dumps(target.url)}"]
         if headers:
@@ -86,6 +138,24 @@ def config_text(host: str, target: Target, name: str = "jupyter") -> str:
     return json.dumps({"mcpServers": {name: {"type": "http", **server}}}, indent=2)
 
 
+def helper_command(url: str) -> str:
+    """The command that prints the header for ``url`` (``jupyter mcp headers``), by absolute path."""
+    return shlex.join([sys.executable, "-m", "jupyter_mcp_ext.cli", "headers", "--url", url])
+
+
+def headers_json(target: Target) -> str:
+    """The auth header as the JSON object a ``headersHelper`` prints; ``{}`` without a token."""
+    return json.dumps({"Authorization": f"token {target.token}"} if target.token else {})
+
+
+class _Refuse(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # the token would follow a redirect to another host: answer with the 3xx instead
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_Refuse)
+
+
 def _probe(target: Target) -> str | None:
     """What stops a client at the HTTP level, in words; None if the endpoint answers MCP."""
     body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "ping"}).encode()
@@ -95,7 +165,7 @@ def _probe(target: Target) -> str | None:
     if target.token:
         request.add_header("Authorization", f"token {target.token}")
     try:
-        with urllib.request.urlopen(request, timeout=15):
+        with _NO_REDIRECTS.open(request, timeout=15):
             return None
     except urllib.error.HTTPError as err:
         if err.code == 400:  # a ping outside a session: the endpoint is there and speaks MCP
@@ -162,6 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, help_text in [
         ("config", "print a set-up for an agent host"),
         ("check", "connect and list tools"),
+        ("headers", "print the auth header as JSON (Claude Code's headersHelper runs this)"),
     ]:
         sub = commands.add_parser(name, help=help_text)
         if name == "config":
@@ -174,7 +245,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("list", help="list the MCP endpoints of running servers (the default)")
     args = parser.parse_args(argv)
     if args.command == "config":
-        print(config_text(args.host, pick(args.url, args.token), args.name))
+        target = pick(args.url, args.token)
+        if args.host == "claude" and args.token and _token_for(target.url, running_servers()) != args.token:
+            print(
+                "Claude Code's set-up takes the token from `jupyter mcp headers` at each connection, which "
+                f"does not know the --token given; for {target.url} use the `config json` set-up in a file.",
+                file=sys.stderr,
+            )
+        print(config_text(args.host, target, args.name))
+        return 0
+    if args.command == "headers":
+        print(headers_json(pick(args.url, args.token)))
         return 0
     if args.command == "check":
         return check(pick(args.url, args.token))

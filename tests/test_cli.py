@@ -3,6 +3,7 @@ would find it; every printed set-up is used to connect."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 import urllib.request
@@ -118,16 +120,22 @@ def test_jupyter_mcp_lists_the_running_servers_endpoints(server):
     assert server["url"] in listed.stdout and f"Authorization: token {TOKEN}" in listed.stdout
 
 
-async def test_the_claude_code_command_connects_when_pasted(server):
+async def test_the_claude_code_command_connects_when_pasted_and_holds_no_token(server):
     printed = jupyter_mcp(server, "config", "claude")
     assert printed.returncode == 0, printed.stderr
+    # The token is on no command line (shell history, `ps`): Claude Code runs the helper per connection.
+    assert TOKEN not in printed.stdout
     argv = shlex.split(printed.stdout)
-    assert argv == [
-        "claude", "mcp", "add", "--transport", "http", "jupyter", server["url"],
-        "--header", f"Authorization: token {TOKEN}",
-    ]  # fmt: skip
-    name, value = argv[8].split(": ", 1)
-    assert "list_notebooks" in await tool_names(argv[6], {name: value})
+    assert argv[:4] == ["claude", "mcp", "add-json", "jupyter"] and len(argv) == 5
+    entry = json.loads(argv[4])
+    assert entry["type"] == "http" and entry["url"] == server["url"]
+    helper = subprocess.run(
+        entry["headersHelper"], shell=True, env=server["env"], capture_output=True, text=True, timeout=60
+    )  # as Claude Code runs it
+    assert helper.returncode == 0, helper.stderr
+    headers = json.loads(helper.stdout)
+    assert headers == {"Authorization": f"token {TOKEN}"}
+    assert "list_notebooks" in await tool_names(entry["url"], headers)
 
 
 @pytest.mark.parametrize("host", ["cursor", "vscode", "json", "codex"])
@@ -202,3 +210,53 @@ def test_jupytexts_server_extension_leaves_the_contents_manager_alone(server):
     log = server["log"].read_text()
     assert "jupyter_mcp_ext | extension was successfully loaded" in log
     assert "Jupytext Server Extension" not in log  # it would derive its own contents manager
+
+
+@pytest.fixture
+def listener() -> Iterator[dict]:
+    """Another server on loopback that records the Authorization header of each request it gets."""
+    seen: list[tuple[str, str | None]] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append((self.path, self.headers.get("Authorization")))
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield {"base": f"http://127.0.0.1:{httpd.server_address[1]}", "seen": seen}
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def hub_env(listener: dict) -> dict[str, str]:
+    """A JupyterHub single-user server's environment (its terminals get the same), served at the listener."""
+    return {
+        "JUPYTERHUB_API_TOKEN": "hub-token-9c1",
+        "JUPYTERHUB_SERVICE_PREFIX": "/user/ann/",
+        "JUPYTERHUB_SERVICE_URL": f"{listener['base']}/user/ann/",
+    }
+
+
+def test_the_hubs_token_goes_to_no_other_server(server, listener):
+    other = f"{listener['base']}/user/eve/mcp"
+    checked = jupyter_mcp(server, "check", "--url", other, env=hub_env(listener))
+    assert listener["seen"] == [("/user/eve/mcp", None)]  # not the Hub's token
+    assert checked.returncode == 1 and "No token is sent to" in checked.stderr
+    printed = jupyter_mcp(server, "config", "json", "--url", other, env=hub_env(listener))
+    assert "hub-token-9c1" not in printed.stdout
+    assert json.loads(printed.stdout)["mcpServers"]["jupyter"]["headers"] == {}
+    assert "No token is sent to" in printed.stderr
+
+
+def test_the_hubs_token_goes_to_this_hub_servers_own_url_and_a_given_token_anywhere(server, listener):
+    jupyter_mcp(server, "check", "--url", f"{listener['base']}/user/ann/mcp", env=hub_env(listener))
+    jupyter_mcp(server, "check", "--url", f"{listener['base']}/elsewhere/mcp", "--token", "given")
+    assert listener["seen"] == [("/user/ann/mcp", "token hub-token-9c1"), ("/elsewhere/mcp", "token given")]
