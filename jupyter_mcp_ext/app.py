@@ -241,6 +241,7 @@ class MCPExtensionApp(ExtensionApp):
             max_body_bytes=body_limit(self.max_file_bytes),
             max_sessions_per_principal=self.max_sessions_per_user,
             max_sessions=self.max_sessions,
+            agents=self.services.agents,
             # Kernel calls run long: they stream, so progress, resumption and cancelling reach them.
             streaming_tools=frozenset(
                 t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS

@@ -7,11 +7,13 @@ import asyncio
 import json
 
 import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import Implementation
 from traitlets.config import Config
 
 from jupyter_mcp_ext.people.policy import Policy
 
-from .mcp_client import connect, fails, ok, text
+from .mcp_client import STATELESS, connect, fails, ok, text
 from .panel import PanelAPI
 
 APPROVAL_TIMEOUT = 6.0
@@ -201,3 +203,24 @@ async def test_stop_cancels_calls_interrupts_agent_code_and_ends_sessions(
     await panel.post("policy", {"mode": "full"})
     async with connect(server_url, jp_auth_header) as fresh:  # a new session works
         await ok(fresh, "list_files")
+
+
+async def test_after_stop_a_sessionless_clients_next_call_is_refused_until_it_connects_again(
+    server_url, jp_auth_header, panel
+):
+    info = Implementation(name="stateless-agent", version="1")
+    async with connect(server_url, jp_auth_header, STATELESS, client_info=info) as agent:
+        await ok(agent, "list_files")
+        assert [s["client"]["name"] for s in (await panel.get("sessions"))["sessions"]] == ["stateless-agent"]
+        stopped = await panel.post("stop")
+        refusals = []
+        for _ in range(2):  # not only the first call: every call, as a session's id stays unknown
+            try:
+                await agent.call_tool("list_files", {})
+            except MCPError as err:
+                refusals.append(str(err))
+        listed = (await panel.get("sessions"))["sessions"]
+    assert len(refusals) == 2 and all("Stopped by the user" in r for r in refusals), refusals
+    assert stopped["sessions_ended"] == 1 and listed == []  # it left, as a session client does
+    async with connect(server_url, jp_auth_header, STATELESS, client_info=info) as again:  # connecting again
+        await ok(again, "list_files")

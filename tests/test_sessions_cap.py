@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from contextlib import AsyncExitStack
+
 import httpx
 import pytest
 from jupyter_server.auth import IdentityProvider, User
+from mcp.shared.exceptions import MCPError
+from mcp_types import Implementation
 from traitlets.config import Config
 
-from .mcp_client import RAW_HEADERS, RAW_INITIALIZE
+from .mcp_client import RAW_HEADERS, RAW_INITIALIZE, STATELESS, connect, ok
+from .panel import PanelAPI
 
 INIT = RAW_INITIALIZE
 ACCEPT = RAW_HEADERS
@@ -23,8 +29,9 @@ class ThreeUsers(IdentityProvider):
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config) -> Config:
+def jp_server_config(jp_server_config: Config, tmp_path) -> Config:
     jp_server_config.ServerApp.identity_provider_class = ThreeUsers
+    jp_server_config.MCPExtensionApp.policy_file = str(tmp_path / "policy.json")
     jp_server_config.MCPExtensionApp.max_sessions_per_user = 3
     jp_server_config.MCPExtensionApp.max_sessions = 6
     return jp_server_config
@@ -115,3 +122,50 @@ async def test_busy_sessions_are_not_closed_and_the_refusal_says_why(server_url)
         assert [await alive(http, url, "alice-token", s) for s in sessions[1:]] == [True, True]
         for stream in streams:
             await stream.aclose()
+
+
+ALICE = {"Authorization": "token alice-token"}
+
+
+def sessionless(stack: AsyncExitStack, server_url: str, name: str):
+    """A 2026-07-28 client of Alice's named ``name`` (its clientInfo), closed with the stack."""
+    info = Implementation(name=name, version="1")
+    return stack.enter_async_context(connect(server_url, ALICE, STATELESS, client_info=info))
+
+
+async def test_sessionless_clients_count_toward_the_cap_one_per_client_name(server_url):
+    """A 2026 client holds no MCP session; its agent (token + client name) is its session here."""
+    async with AsyncExitStack() as stack, PanelAPI(server_url, ALICE) as panel:
+        for n in range(6):
+            await ok(await sessionless(stack, server_url, f"agent-{n}"), "list_files")
+        listed = [s["client"]["name"] for s in (await panel.get("sessions"))["sessions"]]
+    # One token, six client names: her three newest agents are listed; the older ones were closed.
+    assert listed == ["agent-3", "agent-4", "agent-5"]
+
+
+async def test_busy_sessionless_clients_are_not_closed_and_the_refusal_says_why(server_url, make_notebook):
+    path = make_notebook("cap.ipynb")
+    async with AsyncExitStack() as stack, PanelAPI(server_url, ALICE) as panel:
+        # Three agents busy (each waiting for a person's approval) are not closed to make room.
+        await panel.post("policy", {"mode": "ask"})
+        waiting = [
+            asyncio.create_task(a.call_tool("execute_code", {"path": path, "code": "1"}))
+            for a in [await sessionless(stack, server_url, f"busy-{n}") for n in range(3)]
+        ]
+
+        async def three_waiting():
+            return len((await panel.get("approvals"))["approvals"]) == 3
+
+        await panel.until(three_waiting)
+        try:
+            await (await sessionless(stack, server_url, "one-more")).call_tool("list_files", {})
+            refusal = ""
+        except MCPError as err:
+            refusal = str(err)
+        await panel.post("policy", {"mode": "full"})
+        for approval in (await panel.get("approvals"))["approvals"]:
+            await panel.post(f"approvals/{approval['id']}", {"decision": "deny"})
+        await asyncio.gather(*waiting)
+        listed = [s["client"]["name"] for s in (await panel.get("sessions"))["sessions"]]
+    assert "max_sessions_per_user" in refusal and "one session per client name" in refusal, refusal
+    assert listed == ["busy-0", "busy-1", "busy-2"]

@@ -5,7 +5,9 @@ a panel (API). All of those need the same record: which client it is (``clientIn
 identity it acts for, where it works and what it is doing. An agent is one MCP session; a stateless
 2026 client has no session, so there it is one principal (token or user) plus client name.
 
-Agents are forgotten when their MCP session ends, or after ``idle_timeout`` without a call.
+Agents are forgotten when their MCP session ends, or after ``idle_timeout`` without a call; a
+stateless one also when the session ledger drops it (``protocol/sessionless.py``: it counts there as a
+session, toward the same caps).
 """
 
 from __future__ import annotations
@@ -114,8 +116,8 @@ class AgentDirectory:
         """The agent making this request (created on first sight); its last call is now."""
         session_id = _session_id(ctx)
         client = client_info(ctx)
-        key = session_id or f"{_principal(ctx, handler)}|{client.get('name', '')}"
-        agent_id = hashlib.sha256(key.encode()).hexdigest()[:8]
+        key = session_id or sessionless_key(ctx, handler)[1]
+        agent_id = agent_id_of(key)
         agent = self._agents.get(agent_id)
         if agent is not None:
             agent.last_call = time.time()
@@ -298,6 +300,16 @@ def person_of(handler: Any) -> dict[str, Any]:
     display = hub.get("display_name") or info.get("display_name") or display or name
     color = hub.get("color") or info.get("color") or getattr(user, "color", None)
     return {"name": name, "display_name": display, "color": color, "hub": True}
+
+
+def agent_id_of(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+def sessionless_key(ctx: Any, handler: Any) -> tuple[str, str]:
+    """``(principal, key)`` of a request without an MCP session: its agent is principal + client name."""
+    principal = _principal(ctx, handler)
+    return principal, f"{principal}|{client_info(ctx).get('name', '')}"
 
 
 def _session_id(ctx: Any) -> str | None:

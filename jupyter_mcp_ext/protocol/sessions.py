@@ -9,6 +9,9 @@ anyone. A session busy with a request (an open stream, a running call) is never 
 The ledger mirrors the SDK's own idle timeout: a session with no request in flight for
 ``idle_timeout`` seconds is gone there, and is forgotten here. ``on_gone`` hears of each session
 that ended (its client's DELETE, a 404, the idle timeout), so what was kept for it can go too.
+
+Sessionless (2026-07-28) clients are entered here too, as one session per agent (``sessionless.py``),
+so that they count toward the same caps and age out the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ class Session:
     version: str | None = None  # the protocol version negotiated at initialize
     in_flight: int = 0
     last_used: float = field(default_factory=time.monotonic)
+    # A sessionless client's entry (no SDK session to close); called when the entry is dropped.
+    on_end: Callable[[], None] | None = None
+
+    @property
+    def sessionless(self) -> bool:
+        return self.on_end is not None
 
 
 class SessionRefused(Exception):

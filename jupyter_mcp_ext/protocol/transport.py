@@ -25,8 +25,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
+from ..people.agents import AgentDirectory
 from .events import MemoryEventStore, session_scope
 from .responses import answer_as, wants_stream
+from .sessionless import SessionlessClients
 from .sessions import Session, SessionLedger, SessionRefused
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,7 @@ class MCPTransport:
         max_sessions: int | None = None,
         max_events: int = 2000,
         streaming_tools: frozenset[str] = frozenset(),
+        agents: AgentDirectory | None = None,
     ):
         self._server = server
         self.streaming_tools = streaming_tools
@@ -64,8 +67,11 @@ class MCPTransport:
             per_principal=max_sessions_per_principal,
             total=max_sessions,
             idle_timeout=session_idle_timeout,
-            on_gone=lambda session: self.events.forget(session.scope),
+            on_gone=self._gone,
         )
+        # Sessionless (2026) clients enter the same ledger, one session per agent.
+        self.sessionless = SessionlessClients(self.sessions, self._close, agents)
+        server.middleware.append(self.sessionless)
         self.manager = self._new_manager()
         self._task: asyncio.Task[None] | None = None
         self._started = asyncio.Event()
@@ -117,10 +123,15 @@ class MCPTransport:
 
         The SDK ends all its sessions when its manager stops, which is its public way to close them;
         a fresh manager then serves whoever connects next, and old session ids answer 404.
+        Sessionless clients are counted too, and refused until they connect again (``sessionless.py``).
         """
+        sessionless = [sid for sid, s in self.sessions.sessions.items() if s.sessionless]
+        self.sessionless.stop(sessionless)
+        for sid in sessionless:
+            self._gone(self.sessions.sessions.pop(sid))
         if self._task is None or self._task.done():
-            return 0
-        count = len(self.sessions.sessions)  # the ledger knows every session the SDK holds
+            return len(sessionless)
+        count = len(self.sessions.sessions) + len(sessionless)  # the ledger knows every session the SDK holds
         self.sessions.sessions.clear()
         self.events.clear()
         await self.stop()
@@ -195,8 +206,17 @@ class MCPTransport:
             if not settled:
                 self.sessions.settle(principal, None, owner, new_scope)
 
+    def _gone(self, session: Session) -> None:
+        """A session ended: what was kept for it goes (its events; a sessionless client's agent)."""
+        self.events.forget(session.scope)
+        if session.on_end is not None:
+            session.on_end()
+
     async def _close(self, session_id: str, session: Session) -> None:
         """End a session as its client would, with a DELETE presenting the owner's identity."""
+        if session.sessionless:  # nothing the SDK holds
+            self._gone(session)
+            return
         log.info(
             "Closing idle MCP session %s of %s to make room for a new one", session_id[:8], session.principal
         )
