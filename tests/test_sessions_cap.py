@@ -143,6 +143,41 @@ async def test_sessionless_clients_count_toward_the_cap_one_per_client_name(serv
     assert listed == ["agent-3", "agent-4", "agent-5"]
 
 
+async def test_a_sessionless_client_sending_made_up_session_ids_is_still_counted(server_url):
+    """The SDK serves a 2026 request outside any session whatever Mcp-Session-Id it carries."""
+    async with AsyncExitStack() as stack, PanelAPI(server_url, ALICE) as panel:
+        for n in range(5):
+            made_up = {**ALICE, "Mcp-Session-Id": f"made-up-{n}"}
+            info = Implementation(name="same-agent", version="1")
+            client = await stack.enter_async_context(
+                connect(server_url, made_up, STATELESS, client_info=info)
+            )
+            await ok(client, "list_files")
+        listed = [s["client"]["name"] for s in (await panel.get("sessions"))["sessions"]]
+    assert listed == ["same-agent"]
+
+
+async def test_a_session_id_naming_someone_elses_sessionless_agent_does_not_end_it(server_url):
+    bob = {"Authorization": "token bob-token"}
+    async with (
+        connect(server_url, bob, STATELESS, client_info=Implementation(name="bobs", version="1")) as agent,
+        PanelAPI(server_url, bob) as panel,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        await ok(agent, "list_files")
+        (listed,) = (await panel.get("sessions"))["sessions"]
+        for method in ("POST", "DELETE"):  # Alice presents "the session" of Bob's agent
+            sent = await http.request(
+                method,
+                f"{server_url}mcp",
+                headers=headers("alice-token", f"sessionless:{listed['id']}"),
+                json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+            )
+            assert sent.status_code == 404
+        still = (await panel.get("sessions"))["sessions"]
+    assert [s["id"] for s in still] == [listed["id"]]
+
+
 async def test_busy_sessionless_clients_are_not_closed_and_the_refusal_says_why(server_url, make_notebook):
     path = make_notebook("cap.ipynb")
     async with AsyncExitStack() as stack, PanelAPI(server_url, ALICE) as panel:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcp_types import CLIENT_INFO_META_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .journal import iso
 
@@ -312,9 +313,18 @@ def sessionless_key(ctx: Any, handler: Any) -> tuple[str, str]:
     return principal, f"{principal}|{client_info(ctx).get('name', '')}"
 
 
+def is_stateless(headers: Mapping[str, str]) -> bool:
+    """A 2026-07-28 request, served outside any MCP session whatever ``Mcp-Session-Id`` it sends: the
+    SDK routes by ``MCP-Protocol-Version`` alone (a handshake-era request may omit it)."""
+    version = headers.get("mcp-protocol-version")
+    return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
 def _session_id(ctx: Any) -> str | None:
     headers = getattr(ctx.request, "headers", None)
-    return headers.get(SESSION_HEADER) if headers is not None else None
+    if headers is None or is_stateless(headers):
+        return None  # an id sent with it names no session: it must not make an agent of its own
+    return headers.get(SESSION_HEADER)
 
 
 def _principal(ctx: Any, handler: Any) -> str:

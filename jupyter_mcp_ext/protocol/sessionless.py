@@ -29,7 +29,7 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
 
-from ..people.agents import AgentDirectory, agent_id_of, sessionless_key
+from ..people.agents import AgentDirectory, agent_id_of, is_stateless, sessionless_key
 from ..tools.authz import handler_of
 from .sessions import Session, SessionLedger, SessionRefused
 
@@ -56,13 +56,8 @@ class SessionlessClients:
 
     async def __call__(self, ctx: Any, call_next: CallNext) -> HandlerResult:
         headers = getattr(ctx.request, "headers", None)
-        if (
-            ctx.request_id is None
-            or ctx.method == "initialize"
-            or headers is None
-            or headers.get("mcp-session-id") is not None
-        ):
-            return await call_next(ctx)
+        if ctx.request_id is None or headers is None or not is_stateless(headers):
+            return await call_next(ctx)  # a session's request (or one the SDK refuses)
         handler = handler_of(ctx)
         if handler is None:
             return await call_next(ctx)  # no Jupyter identity: the tools refuse it
@@ -74,7 +69,7 @@ class SessionlessClients:
             return await call_next(ctx)
         if sid in self.stopped:
             raise MCPError(code=INVALID_REQUEST, message=STOPPED)
-        session = self.ledger.begin(sid)
+        session = self.ledger.begin(sid, sessionless=True)
         if session is None:
             session = await self._open(principal, sid, agent_id)
         try:

@@ -118,10 +118,13 @@ class SessionLedger:
         session = self.sessions[session_id] = Session(principal, owner, scope)
         return session
 
-    def begin(self, session_id: str) -> Session | None:
+    def begin(self, session_id: str, *, sessionless: bool = False) -> Session | None:
+        """A request of this session starts. An id a client sends finds only a session it could have
+        opened: never a sessionless client's entry, which it could otherwise end (``end``)."""
         session = self.sessions.get(session_id)
-        if session is not None:
-            session.in_flight += 1
+        if session is None or session.sessionless != sessionless:
+            return None
+        session.in_flight += 1
         return session
 
     def end(self, session_id: str, session: Session, *, gone: bool) -> None:
