@@ -35,6 +35,7 @@ class Caller:
     id: str
     client: str
     user: str
+    principal: str = ""  # whose credential: the MCP handler's name for it (a token's hash, a user)
 
 
 class Guard:
@@ -115,8 +116,16 @@ class Guard:
     async def _approval(self, spec: Any, call: Any, args: Any, caller: Caller, kind: str) -> None:
         """Wait for a person to approve what they are shown; the call then does that or nothing."""
         what = await shown.describe(self.services, spec, args)
+        path = getattr(args, "path", None)
         approval = Approval(
-            caller.id, caller.client, spec.name, getattr(args, "path", None), kind, what.code, what.change
+            caller.id,
+            caller.client,
+            spec.name,
+            path,
+            kind,
+            what.code,
+            what.change,
+            principal=caller.principal,
         )
         self.approvals.admit(approval)  # before anything else is held for it
         agents = self.services.agents
@@ -140,7 +149,11 @@ class Guard:
         record = agent.to_json()
         client = record.get("client") or {}
         name = client.get("title") or client.get("name") or ""
-        return Caller(agent, record["id"], name, record.get("user") or "")
+        # The handler's principal rides in the request scope; a new session is a new agent, not this.
+        scope = getattr(getattr(call.request, "request", None), "scope", None) or {}
+        token = getattr(scope.get("user"), "access_token", None)
+        user = record.get("user") or ""
+        return Caller(agent, record["id"], name, user, str(getattr(token, "client_id", None) or user))
 
     # -- stop --------------------------------------------------------------------------
 
