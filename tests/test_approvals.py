@@ -138,6 +138,21 @@ async def test_a_notebook_edited_while_its_deletion_waits_is_kept(
     assert (jp_root_dir / path).exists()
 
 
+async def test_a_notebook_only_opened_while_its_deletion_waits_is_deleted(
+    server_url, jp_auth_header, make_notebook, jp_root_dir, panel
+):
+    """Its saved cells when shown, its live cells once approved: the same text, so no false alarm."""
+    path = make_notebook("closed.ipynb", cells=["a = 1", "b = 2"])
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        delete = asyncio.create_task(agent.call_tool("delete_path", {"path": path}))
+        approval = await waiting(panel)
+        await ok(agent, "get_notebook", path=path)  # opens the notebook's live room
+        await answer(panel, approval)
+        assert not (result := await delete).is_error, text(result)
+    assert not (jp_root_dir / path).exists()
+
+
 async def test_a_file_changed_while_its_overwrite_waits_is_kept(
     server_url, jp_auth_header, jp_root_dir, panel
 ):
