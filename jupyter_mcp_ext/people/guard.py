@@ -35,7 +35,6 @@ class Caller:
     id: str
     client: str
     user: str
-    principal: str = ""  # whose credential: the MCP handler's name for it (a token's hash, a user)
 
 
 class Guard:
@@ -117,16 +116,8 @@ class Guard:
         """Wait for a person to approve what they are shown; the call then does that or nothing."""
         what = await shown.describe(self.services, spec, args)
         path = getattr(args, "path", None)
-        approval = Approval(
-            caller.id,
-            caller.client,
-            spec.name,
-            path,
-            kind,
-            what.code,
-            what.change,
-            principal=caller.principal,
-        )
+        approval = Approval(caller.id, caller.client, spec.name, path, kind, what.code, what.change)
+        approval.principal = _principal(call) or caller.user
         self.approvals.admit(approval)  # before anything else is held for it
         agents = self.services.agents
         was = caller.agent.state
@@ -149,11 +140,7 @@ class Guard:
         record = agent.to_json()
         client = record.get("client") or {}
         name = client.get("title") or client.get("name") or ""
-        # The handler's principal rides in the request scope; a new session is a new agent, not this.
-        scope = getattr(getattr(call.request, "request", None), "scope", None) or {}
-        token = getattr(scope.get("user"), "access_token", None)
-        user = record.get("user") or ""
-        return Caller(agent, record["id"], name, user, str(getattr(token, "client_id", None) or user))
+        return Caller(agent, record["id"], name, record.get("user") or "")
 
     # -- stop --------------------------------------------------------------------------
 
@@ -190,3 +177,12 @@ class Guard:
             with contextlib.suppress(Exception):
                 await ensure_async(self.services.kernels.kernels.interrupt_kernel(kernel_id))
         return len(kernels)
+
+
+def _principal(call: Any) -> str:
+    """Whose credential a call came with, as the MCP handler names it (a token's hash, a user): it
+    rides in the request scope. A new session, or a stateless client's new name, is a new agent,
+    not a new credential."""
+    scope = getattr(getattr(call.request, "request", None), "scope", None) or {}
+    token = getattr(scope.get("user"), "access_token", None)
+    return str(getattr(token, "client_id", None) or "")
