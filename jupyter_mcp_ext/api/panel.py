@@ -39,6 +39,7 @@ class Panel:
         journal_bytes: int = 64_000_000,
         approval_timeout: float,
         policy_file: str,
+        approval_limits: dict[str, Any] | None = None,
     ) -> Panel:
         """Everything the people layer needs, its events on the bus, and the guard in the call pipeline."""
         events = ActivityEvents(event_logger)
@@ -49,7 +50,9 @@ class Panel:
         )
         policy = Policy(path, on_change=lambda mode: events.emit("policy", mode))
         approvals = Approvals(
-            approval_timeout, on_change=lambda approval_id: events.emit("approval", approval_id)
+            approval_timeout,
+            on_change=lambda approval_id: events.emit("approval", approval_id),
+            **(approval_limits or {}),
         )
         guard = Guard(services, journal, policy, approvals)
         services.guard = guard
