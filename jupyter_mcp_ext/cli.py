@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .endpoint import server_endpoint
+from .endpoint import PATH, info_near, panel_info, server_endpoint
 
 HOSTS = ("claude", "codex", "cursor", "vscode", "json")
 
@@ -42,11 +42,17 @@ def _hub_token() -> str:
     return os.environ.get("JUPYTERHUB_API_TOKEN", "")
 
 
+def endpoint_of(server: dict[str, Any]) -> str:
+    """A running server's endpoint, at the path its panel API reports (``MCPExtensionApp.path``)."""
+    info = panel_info(server["url"], server.get("token") or _hub_token())
+    return server_endpoint(server, path=info["path"] if info else PATH)
+
+
 def pick(url: str | None, token: str | None) -> Target:
     """The endpoint to set up or check: ``--url``, else the newest running server."""
     servers = running_servers()
     if url:
-        known = next((s for s in servers if server_endpoint(s) == url), None)
+        known = next((s for s in servers if endpoint_of(s) == url), None)
         found = token if token is not None else (known or {}).get("token") or _hub_token()
         return Target(url, found or "")
     if not servers:
@@ -57,9 +63,7 @@ def pick(url: str | None, token: str | None) -> Target:
     if len(servers) > 1:
         print(f"{len(servers)} servers are running; using the newest. Pass --url to choose.", file=sys.stderr)
     server = servers[0]
-    return Target(
-        server_endpoint(server), token if token is not None else server.get("token") or _hub_token()
-    )
+    return Target(endpoint_of(server), token if token is not None else server.get("token") or _hub_token())
 
 
 def config_text(host: str, target: Target, name: str = "jupyter") -> str:
@@ -129,6 +133,12 @@ async def _handshake(target: Target) -> list[str]:
 
 
 def check(target: Target) -> int:
+    # Another extension on our path: it may be what answers, so a passing handshake would prove nothing.
+    conflicts = (info_near(target.url, target.token) or {}).get("conflicts", [])
+    for conflict in conflicts:
+        print(f"{'FAIL' if conflict['answers'] else 'WARN'} {conflict['message']}")
+    if any(conflict["answers"] for conflict in conflicts):
+        return 1
     problem = _probe(target)
     if problem is None:
         try:
@@ -151,7 +161,7 @@ def list_endpoints() -> int:
     for server in servers:
         token = server.get("token") or ""
         auth = f"  header 'Authorization: token {token}'" if token else ""
-        print(f"{server_endpoint(server)}{auth} :: {server.get('root_dir', '')}")
+        print(f"{endpoint_of(server)}{auth} :: {server.get('root_dir', '')}")
     print("`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up.")
     return 0
 
