@@ -19,6 +19,7 @@ from .endpoint import startup_line
 from .gate import LoopGate
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
+from .labextension_check import panel_missing
 from .limits import Limits
 from .people.agents import AgentDirectory
 from .people.attendance import Attendance
@@ -275,6 +276,7 @@ class MCPExtensionApp(ExtensionApp):
             policy_file=self.policy_file,
         )
         self.panel.path, self.panel.conflicts = self.path, self.route_conflicts
+        self.panel.notices = lambda: [n for n in [panel_missing(serverapp)] if n]
 
     def initialize_handlers(self) -> None:
         # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/mcp.
@@ -294,6 +296,8 @@ class MCPExtensionApp(ExtensionApp):
         self.log.info(startup_line(serverapp, self.path))
         for conflict in self.route_conflicts():  # every extension has loaded by now
             self.log.error(conflict.message())
+        for notice in self.panel.notices():
+            self.log.warning(notice)
 
     def route_conflicts(self) -> list[Conflict]:
         """Other extensions' handlers on our endpoint's path, as Tornado routes now."""

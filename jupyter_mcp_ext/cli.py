@@ -134,9 +134,12 @@ async def _handshake(target: Target) -> list[str]:
 
 def check(target: Target) -> int:
     # Another extension on our path: it may be what answers, so a passing handshake would prove nothing.
-    conflicts = (info_near(target.url, target.token) or {}).get("conflicts", [])
+    info = info_near(target.url, target.token) or {}
+    conflicts = info.get("conflicts", [])
     for conflict in conflicts:
         print(f"{'FAIL' if conflict['answers'] else 'WARN'} {conflict['message']}")
+    for notice in info.get("notices", []):  # e.g. JupyterLab has no MCP panel
+        print(f"WARN {notice}")
     if any(conflict["answers"] for conflict in conflicts):
         return 1
     problem = _probe(target)

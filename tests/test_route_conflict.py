@@ -48,16 +48,18 @@ FIRST, AFTER = "a_other_mcp", "z_other_mcp"
 
 
 @contextmanager
-def server(work: Path, other: str, *args: str) -> Iterator[dict]:
-    """A server with ``other`` enabled beside ours (and collaboration, from the installed config)."""
+def server(work: Path, other: str | None, *args: str) -> Iterator[dict]:
+    """A server with ``other`` (if any) enabled beside ours, and what the installed config enables."""
     for name in ("root", "config", "data", "runtime", "ipython", "modules"):
         (work / name).mkdir()
-    (work / "modules" / f"{other}.py").write_text(OTHER)
     config_d = work / "config" / "jupyter_server_config.d"
     config_d.mkdir()
     for installed in (HERE / "jupyter-config" / "jupyter_server_config.d").glob("*.json"):
         (config_d / installed.name).write_text(installed.read_text())
-    (config_d / f"{other}.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": {other: True}}}))
+    if other:
+        (work / "modules" / f"{other}.py").write_text(OTHER)
+        enable = {"ServerApp": {"jpserver_extensions": {other: True}}}
+        (config_d / f"{other}.json").write_text(json.dumps(enable))
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTERHUB_")},
         "JUPYTER_CONFIG_DIR": str(work / "config"),
@@ -111,6 +113,7 @@ def errors(log: Path) -> list[str]:
 @pytest.mark.parametrize("other", [FIRST, AFTER])
 def test_another_extension_on_mcp_is_named_in_the_log_the_panel_and_the_check(tmp_path, other):
     with server(tmp_path, other) as srv:
+        assert "no MCP panel" not in srv["log"].read_text()  # the venv has it
         (line,) = errors(srv["log"])  # one clear error, whichever loaded first
         assert f"{other}.OtherMCPHandler (extension {other})" in line and "/base/mcp" in line
         assert "c.MCPExtensionApp.path = 'jupyter-mcp'" in line
@@ -149,3 +152,15 @@ def test_a_path_that_is_not_a_url_path_is_refused_with_the_setting_named():
 
     with pytest.raises(Exception, match=r"MCPExtensionApp.path must be a URL path"):
         MCPExtensionApp(path="my mcp")
+
+
+def test_a_lab_without_the_panel_says_so_at_start_in_the_panel_info_and_in_the_check(tmp_path):
+    # As after `pip install -e .` without Node.js: JupyterLab finds no jupyter-mcp-ext labextension.
+    (tmp_path / "empty").mkdir()
+    with server(tmp_path, None, f"--LabApp.labextensions_path={tmp_path / 'empty'}") as srv:
+        (line,) = [line for line in srv["log"].read_text().splitlines() if "no MCP panel" in line]
+        assert line.startswith("[W ") and "Node.js" in line and str(tmp_path / "empty") in line
+        (notice,) = json.loads(get(srv["base"] + "api/mcp/info"))["notices"]
+        assert notice in line
+        checked = jupyter_mcp(srv, "check")
+        assert checked.returncode == 0 and f"WARN {notice}\nOK   " in checked.stdout, checked

@@ -56,6 +56,7 @@ class InfoHandler(PanelHandler):
                 "token_required": bool(self.identity_provider.auth_enabled),
                 "snippets": snippets(url),
                 "conflicts": [c.to_json() for c in self.panel.conflicts()],
+                "notices": self.panel.notices(),
             }
         )
 

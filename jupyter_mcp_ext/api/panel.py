@@ -30,6 +30,7 @@ class Panel:
     services: Any
     path: str = "mcp"  # where the endpoint is under the base URL (MCPExtensionApp.path)
     conflicts: Callable[[], list[Any]] = field(default=list)  # other extensions routing that path
+    notices: Callable[[], list[str]] = field(default=list)  # what a person should know, e.g. no panel
 
     @classmethod
     def build(
