@@ -279,7 +279,7 @@ class MCPExtensionApp(ExtensionApp):
         self.panel.notices = lambda: [n for n in [panel_missing(serverapp)] if n]
 
     def initialize_handlers(self) -> None:
-        # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/mcp.
+        # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/<path> (default mcp).
         assert self.serverapp is not None
         route = url_path_join(self.serverapp.base_url, re.escape(self.path))
         limit = body_limit(self.max_file_bytes)
