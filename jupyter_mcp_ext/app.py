@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Int, List, Unicode
+from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
 
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
@@ -17,6 +19,7 @@ from .endpoint import startup_line
 from .gate import LoopGate
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
+from .labextension_check import panel_missing
 from .limits import Limits
 from .people.agents import AgentDirectory
 from .people.attendance import Attendance
@@ -24,6 +27,7 @@ from .people.presence import Presence
 from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler, body_limit
 from .protocol.server import build_server
 from .protocol.transport import MCPTransport
+from .routes import Conflict, conflicts
 from .services import Services
 from .tools import ALL, conformance
 
@@ -33,6 +37,22 @@ class MCPExtensionApp(ExtensionApp):
 
     name = "jupyter_mcp_ext"
     load_other_extensions = True
+
+    path = Unicode(
+        "mcp",
+        config=True,
+        help="Path of the MCP endpoint under the server's base URL: 'mcp' serves <base_url>/mcp. Change it "
+        "when another extension routes the same path (the server log then says which), e.g. 'jupyter-mcp'.",
+    )
+
+    @validate("path")
+    def _valid_path(self, proposal: dict) -> str:
+        value = str(proposal["value"]).strip("/")
+        if not re.fullmatch(r"[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*", value):
+            raise TraitError(
+                f"MCPExtensionApp.path must be a URL path such as 'mcp', not {proposal['value']!r}."
+            )
+        return value
 
     room_idle_timeout = Float(
         300.0,
@@ -287,11 +307,13 @@ class MCPExtensionApp(ExtensionApp):
                 "turn_seconds": self.approval_turn_seconds,
             },
         )
+        self.panel.path, self.panel.conflicts = self.path, self.route_conflicts
+        self.panel.notices = lambda: [n for n in [panel_missing(serverapp)] if n]
 
     def initialize_handlers(self) -> None:
-        # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/mcp.
+        # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/<path> (default mcp).
         assert self.serverapp is not None
-        route = url_path_join(self.serverapp.base_url, "mcp")
+        route = url_path_join(self.serverapp.base_url, re.escape(self.path))
         limit = body_limit(self.max_file_bytes)
         self.serverapp.web_app.add_handlers(
             ".*$",
@@ -303,7 +325,18 @@ class MCPExtensionApp(ExtensionApp):
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.
-        self.log.info(startup_line(serverapp))
+        self.log.info(startup_line(serverapp, self.path))
+        for conflict in self.route_conflicts():  # every extension has loaded by now
+            self.log.error(conflict.message())
+        for notice in self.panel.notices():
+            self.log.warning(notice)
+
+    def route_conflicts(self) -> list[Conflict]:
+        """Other extensions' handlers on our endpoint's path, as Tornado routes now."""
+        assert self.serverapp is not None
+        path = url_path_join(self.serverapp.base_url, self.path)
+        names = list(self.serverapp.extension_manager.extensions)
+        return conflicts(self.serverapp.web_app, path, (MCPHandler,), names)
 
     async def stop_extension(self) -> None:
         await self.transport.stop()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .endpoint import hub_endpoint, join, server_endpoint
+from .endpoint import PATH, hub_endpoint, info_near, join, panel_info, server_endpoint
 
 HOSTS = ("claude", "codex", "cursor", "vscode", "json")
 
@@ -48,14 +48,15 @@ def _hub_token() -> str:
     return os.environ.get("JUPYTERHUB_API_TOKEN", "")
 
 
-def _same(a: str) -> tuple[str, str, str, str]:
-    """A URL as compared: scheme and host (with any user part) exact, trailing slashes ignored."""
-    parts = urlsplit(a)
-    return (parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query)
+def _under(url: str, base: str) -> bool:
+    """Whether ``url`` is on the server at ``base``: scheme and host exact, its path under the base's."""
+    u, b = urlsplit(url), urlsplit(base)
+    same_host = (u.scheme.lower(), u.netloc.lower()) == (b.scheme.lower(), b.netloc.lower())
+    return same_host and (u.path.rstrip("/") + "/").startswith(b.path.rstrip("/") + "/")
 
 
-def hub_own_urls(env: Mapping[str, str] | None = None) -> list[str]:
-    """The endpoint URLs of this JupyterHub single-user server: the only ones the Hub's token goes to.
+def hub_own_bases(env: Mapping[str, str] | None = None) -> list[str]:
+    """The base URLs of this JupyterHub single-user server: the only ones the Hub's token goes to.
 
     The Hub gives a single-user server (and so its terminals) ``JUPYTERHUB_SERVICE_PREFIX``, its
     internal ``JUPYTERHUB_SERVICE_URL``, and, where configured, ``JUPYTERHUB_PUBLIC_URL``,
@@ -65,22 +66,33 @@ def hub_own_urls(env: Mapping[str, str] | None = None) -> list[str]:
     prefix = env.get("JUPYTERHUB_SERVICE_PREFIX")
     if not prefix:
         return []
-    urls = [hub_endpoint(prefix, env)]
+    urls = [hub_endpoint(prefix, env, path="")]
     if service := env.get("JUPYTERHUB_SERVICE_URL"):
-        urls.append(join(service))
+        urls.append(join(service, ""))
     if host := env.get("JUPYTERHUB_HOST"):
-        urls.append(join(host.rstrip("/") + "/" + prefix.lstrip("/")))
+        urls.append(join(host.rstrip("/") + "/" + prefix.lstrip("/"), ""))
     return [u for u in urls if u]
 
 
 def _token_for(url: str, servers: list[dict[str, Any]]) -> str:
-    """The token that server issued, if ``url`` is a running server's own or this Hub server's."""
+    """The token that server issued, if ``url`` is on a running server or on this Hub server.
+
+    Any path under the server's base URL counts, so an endpoint moved by ``MCPExtensionApp.path``
+    (or its panel API) gets the token too.
+    """
     for server in servers:
-        if server.get("token") and _same(url) in {_same(server_endpoint(server)), _same(join(server["url"]))}:
+        bases = {server["url"], server_endpoint(server, path="")}
+        if server.get("token") and any(_under(url, base) for base in bases):
             return server["token"]
-    if _hub_token() and _same(url) in {_same(u) for u in hub_own_urls()}:
+    if _hub_token() and any(_under(url, base) for base in hub_own_bases()):
         return _hub_token()
     return ""
+
+
+def endpoint_of(server: dict[str, Any]) -> str:
+    """A running server's endpoint, at the path its panel API reports (``MCPExtensionApp.path``)."""
+    info = panel_info(server["url"], _token_for(server["url"], [server]))
+    return server_endpoint(server, path=info["path"] if info else PATH)
 
 
 def pick(url: str | None, token: str | None) -> Target:
@@ -108,7 +120,7 @@ def pick(url: str | None, token: str | None) -> Target:
         )
     if len(servers) > 1:
         print(f"{len(servers)} servers are running; using the newest. Pass --url to choose.", file=sys.stderr)
-    endpoint = server_endpoint(servers[0])
+    endpoint = endpoint_of(servers[0])
     return Target(endpoint, token if token is not None else _token_for(endpoint, servers[:1]))
 
 
@@ -199,6 +211,15 @@ async def _handshake(target: Target) -> list[str]:
 
 
 def check(target: Target) -> int:
+    # Another extension on our path: it may be what answers, so a passing handshake would prove nothing.
+    info = info_near(target.url, target.token) or {}
+    conflicts = info.get("conflicts", [])
+    for conflict in conflicts:
+        print(f"{'FAIL' if conflict['answers'] else 'WARN'} {conflict['message']}")
+    for notice in info.get("notices", []):  # e.g. JupyterLab has no MCP panel
+        print(f"WARN {notice}")
+    if any(conflict["answers"] for conflict in conflicts):
+        return 1
     problem = _probe(target)
     if problem is None:
         try:
@@ -221,7 +242,7 @@ def list_endpoints() -> int:
     for server in servers:
         token = server.get("token") or ""
         auth = f"  header 'Authorization: token {token}'" if token else ""
-        print(f"{server_endpoint(server)}{auth} :: {server.get('root_dir', '')}")
+        print(f"{endpoint_of(server)}{auth} :: {server.get('root_dir', '')}")
     print("`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up.")
     return 0
 

@@ -48,12 +48,15 @@ class InfoHandler(PanelHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        url = f"{self.request.protocol}://{self.request.host}{url_path_join(self.base_url, 'mcp')}"
+        url = f"{self.request.protocol}://{self.request.host}{url_path_join(self.base_url, self.panel.path)}"
         self.answer(
             {
                 "url": url,
+                "path": self.panel.path,
                 "token_required": bool(self.identity_provider.auth_enabled),
                 "snippets": snippets(url),
+                "conflicts": [c.to_json() for c in self.panel.conflicts()],
+                "notices": self.panel.notices(),
             }
         )
 

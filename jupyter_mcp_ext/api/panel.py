@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,9 @@ class Panel:
     transport: MCPTransport
     events: ActivityEvents
     services: Any
+    path: str = "mcp"  # where the endpoint is under the base URL (MCPExtensionApp.path)
+    conflicts: Callable[[], list[Any]] = field(default=list)  # other extensions routing that path
+    notices: Callable[[], list[str]] = field(default=list)  # what a person should know, e.g. no panel
 
     @classmethod
     def build(

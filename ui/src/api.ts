@@ -16,6 +16,8 @@ export interface IInfo {
   url: string;
   token_required: boolean;
   snippets: { [name: string]: string };
+  /** Other extensions routing the same path (answers: theirs is what agents reach). */
+  conflicts?: { handler: string; extension: string; answers: boolean; message: string }[];
 }
 
 export interface IAgent {

@@ -22,9 +22,10 @@ export function ConnectView(props: { model: McpModel }): JSX.Element {
   const [chosen, choose] = React.useState('claude');
   // Open while no agent is connected; then folded out of the way unless the person opens it.
   const [folded, fold] = React.useState<boolean | null>(null);
-  const expanded = folded === null ? model.sessions.length === 0 : !folded;
-  const toggle = () => fold(expanded);
   const info = model.info;
+  const conflicts = info?.conflicts ?? [];
+  const expanded = folded === null ? model.sessions.length === 0 || conflicts.length > 0 : !folded;
+  const toggle = () => fold(expanded);
   if (!info) {
     return (
       <Section title="Connect" className="jp-mcp-Connect">
@@ -47,6 +48,11 @@ export function ConnectView(props: { model: McpModel }): JSX.Element {
       expanded={expanded}
       onToggle={toggle}
     >
+      {conflicts.map(c => (
+        <p key={c.handler} className="jp-mcp-Message jp-mcp-Message-error jp-mcp-Conflict" role="alert">
+          {c.message}
+        </p>
+      ))}
       <div className="jp-mcp-Url">
         <code className="jp-mcp-UrlText">{info.url}</code>
         <CopyButton title="Copy the MCP endpoint's URL" text={async () => info.url} />
