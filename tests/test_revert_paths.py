@@ -116,3 +116,61 @@ async def test_a_folder_too_large_to_check_is_refused_with_a_clear_message(
         assert "more than 50 entries" in message and "Nothing was" in message, message
         await ok(agent, "delete_path", path="big/d0")  # 20 files: checked, and nothing secret
     assert (jp_root_dir / "big" / "d1").exists() and not (jp_root_dir / "big" / "d0").exists()
+
+
+# -- finding 5: big files journaled wrong -------------------------------------------------------------
+
+
+BIG = 3_500_000
+
+
+async def test_an_overwrite_of_a_file_too_big_to_keep_is_journaled_as_not_revertible(
+    server_url, jp_auth_header, jp_root_dir, panel
+):
+    (jp_root_dir / "big.txt").write_text("a" * BIG)
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "write_file", path="big.txt", content="b" * BIG)
+        same_size = await panel.entry("write_file")
+        await ok(agent, "write_file", path="big.txt", content="tiny")
+    tiny = await panel.entry("write_file")
+    assert tiny["id"] != same_size["id"]
+    for entry in (same_size, tiny):
+        (change,) = entry["changes"]
+        assert change["before"] is not None and "not kept" in change["before"], change  # never a creation
+        assert not entry["revertible"] and "too large" in change["why"]
+    result = await panel.revert(tiny["id"], status=409)
+    assert "too large" in result["conflicts"][0]["reason"]
+    assert (jp_root_dir / "big.txt").read_text() == "tiny"  # the person's file is still there
+
+
+# -- finding 6a: the journal's byte bound counts everything it keeps ----------------------------------
+
+
+HUGE_PATH = "p" * 4_000_000
+
+
+async def test_refused_calls_with_huge_paths_are_journaled_compactly(server_url, jp_auth_header, panel):
+    await panel.post("policy", {"mode": "read-only"})
+    async with connect(server_url, jp_auth_header) as agent:
+        for _ in range(30):
+            assert "read-only" in await fails(agent, "write_file", path=HUGE_PATH, content="x")
+    response = await panel.http.get(panel.base + "journal")
+    entries = response.json()["entries"]
+    assert len(entries) == 30 and all(e["outcome"] == "denied" for e in entries)
+    assert len(response.content) < 200_000, len(response.content)
+    assert all(len(e["path"]) < 2000 and "more characters" in e["path"] for e in entries)
+
+
+class TestEveryFieldCounts:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config):
+        jp_server_config.MCPExtensionApp.journal_bytes = 20_000
+        return jp_server_config
+
+    async def test_paths_and_errors_count_toward_the_journals_bytes(self, server_url, jp_auth_header, panel):
+        await panel.post("policy", {"mode": "read-only"})
+        async with connect(server_url, jp_auth_header) as agent:
+            for n in range(60):
+                await fails(agent, "write_file", path=f"{n}" + "q" * 5000, content="x")
+        entries = await panel.journal()
+        assert 0 < len(entries) < 60  # the oldest went: each refused call holds its (cut) path
