@@ -9,6 +9,7 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 
+from ..documents.paths import without_root
 from ..people.approvals import Approvals
 from ..people.guard import Guard
 from ..people.journal import Journal
@@ -47,7 +48,9 @@ class Panel:
     ) -> Panel:
         """Everything the people layer needs, its events on the bus, and the guard in the call pipeline."""
         events = ActivityEvents(event_logger)
-        journal = Journal(journal_size, journal_bytes)
+        journal = Journal(
+            journal_size, journal_bytes, clean=lambda text: without_root(text, services.contents)
+        )
         journal.on_change(lambda entry: events.emit("journal", entry.id))
         path = (
             Path(policy_file) if policy_file else Path(jupyter_data_dir()) / "jupyter_mcp_ext" / "policy.json"
