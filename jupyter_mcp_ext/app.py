@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int, List, Unicode
 
+from .api.agents import routes as agent_routes
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
+from .auth.tokens import TokenStore
 from .documents.blank import BlankNotebooks
 from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
@@ -182,6 +188,27 @@ class MCPExtensionApp(ExtensionApp):
         "file browser and kernels are served first. 1 turns the gate off.",
     )
 
+    agents_file = Unicode(
+        "",
+        config=True,
+        help="JSON file keeping agents' credentials (token hashes, never tokens) across restarts; empty: "
+        "jupyter_mcp_ext/agents.json in Jupyter's data folder (agents-<hash>.json for another base_url).",
+    )
+    accept_jupyter_token = Bool(
+        True,
+        config=True,
+        help="Accept the person's own Jupyter token at /mcp (set-ups made before agent tokens). False: "
+        "agents must use an agent token of their own (`jupyter mcp token create`, or OAuth).",
+    )
+    access_token_lifetime = Float(
+        3600.0, config=True, help="Seconds an OAuth access token of an agent is valid (then it refreshes)."
+    )
+    refresh_token_lifetime = Float(
+        30 * 24 * 3600.0,
+        config=True,
+        help="Seconds an OAuth refresh token of an agent is valid; past it the person consents again.",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
@@ -246,6 +273,7 @@ class MCPExtensionApp(ExtensionApp):
                 t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
             ),
         )
+        self.tokens = TokenStore(self._agents_path(), url_path_join(serverapp.base_url, "mcp"))
         self.panel = Panel.build(
             self.services,
             self.transport,
@@ -256,6 +284,15 @@ class MCPExtensionApp(ExtensionApp):
             policy_file=self.policy_file,
         )
 
+    def _agents_path(self) -> Path:
+        if self.agents_file:
+            return Path(self.agents_file)
+        base = self.serverapp.base_url if self.serverapp is not None else "/"
+        name = (
+            "agents.json" if base == "/" else f"agents-{hashlib.sha256(base.encode()).hexdigest()[:8]}.json"
+        )
+        return Path(jupyter_data_dir()) / "jupyter_mcp_ext" / name
+
     def initialize_handlers(self) -> None:
         # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/mcp.
         assert self.serverapp is not None
@@ -263,9 +300,23 @@ class MCPExtensionApp(ExtensionApp):
         limit = body_limit(self.max_file_bytes)
         self.serverapp.web_app.add_handlers(
             ".*$",
-            [(route, MCPHandler, {"transport": self.transport, "max_body_bytes": limit, "gate": self.gate})],
+            [
+                (
+                    route,
+                    MCPHandler,
+                    {
+                        "transport": self.transport,
+                        "max_body_bytes": limit,
+                        "gate": self.gate,
+                        "tokens": self.tokens,
+                        "accept_jupyter_token": self.accept_jupyter_token,
+                    },
+                )
+            ],
         )
         self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
+        api = url_path_join(self.serverapp.base_url, "api", "mcp")
+        self.serverapp.web_app.add_handlers(".*$", agent_routes(api, self.panel, self.tokens))
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
         self.attendance.listen()  # after ExtensionApp has written our settings into the server's
 

@@ -12,11 +12,14 @@ import logging
 from http.client import responses
 from typing import Any
 
+from jupyter_server.auth.authorizer import AllowAllAuthorizer, Authorizer
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from tornado import web
 
+from ..auth.principal import AgentUser, agent_token, authenticate
+from ..auth.tokens import TokenStore
 from ..gate import LoopGate
 from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
@@ -29,6 +32,15 @@ NO_TOKEN = (
 BAD_TOKEN = (
     "The Jupyter token sent was not accepted by this server. Compare it with `jupyter server list` "
     "(a generated token changes when the server restarts) and send it as 'Authorization: token <token>'."
+)
+BAD_AGENT_TOKEN = (
+    "This agent token is not accepted here: it was revoked, it expired, or it belongs to another server. "
+    "Ask the person for a new one (`jupyter mcp token create`, or the MCP panel), or connect again."
+)
+PERSON_TOKEN_REFUSED = (
+    "This server does not let agents use the person's own Jupyter token at /mcp "
+    "(MCPExtensionApp.accept_jupyter_token is False). Use an agent token: `jupyter mcp token create "
+    "--name <agent> --policy ask` prints one, sent as 'Authorization: Bearer <token>'."
 )
 OAUTH_DISCOVERY_ROUTES = [
     r"/\.well-known/oauth-protected-resource(/.*)?",
@@ -63,8 +75,17 @@ class MCPHandler(APIHandler):
     # Checked per tool with the authorizer; being authenticated is what the route itself needs.
     auth_resource = "contents"
 
-    def initialize(self, transport: MCPTransport, max_body_bytes: int, gate: LoopGate | None = None) -> None:
+    def initialize(
+        self,
+        transport: MCPTransport,
+        max_body_bytes: int,
+        gate: LoopGate | None = None,
+        tokens: TokenStore | None = None,
+        accept_jupyter_token: bool = True,
+    ) -> None:
         self.transport = transport
+        self.tokens = tokens
+        self.accept_jupyter_token = accept_jupyter_token
         self.gate = gate
         self._waiting: asyncio.Future[None] | None = None
         self._client_gone = False
@@ -72,6 +93,7 @@ class MCPHandler(APIHandler):
         self._body = bytearray()
         self._too_large = False
         self._refusal: str | None = None  # why a request without credentials is refused
+        self._refusal_status = 403
 
     def _execute(self, transforms: Any, *args: Any, **kwargs: Any) -> Any:
         """Tornado's own entry of a request: metered whole as MCP work (issue 14).
@@ -83,7 +105,17 @@ class MCPHandler(APIHandler):
         work = super()._execute(transforms, *args, **kwargs)
         return self.gate.metered(work) if self.gate is not None else work
 
+    @property
+    def authorizer(self) -> Authorizer:  # type: ignore[override]
+        """An agent's credential is governed by its policy (``people/policy.py``), not by Jupyter's
+        authorizer, which knows people (under JupyterHub it would ask the Hub about a token it never saw)."""
+        if isinstance(getattr(self, "_jupyter_current_user", None), AgentUser):
+            return _ALLOW_ALL
+        return super().authorizer
+
     def check_xsrf_cookie(self) -> None:
+        if agent_token(self.request.headers) is not None:
+            return  # a bearer token is not a cookie: nothing for a cross-site page to ride on
         # A request nobody authenticated is refused for its missing token (below), not for XSRF:
         # XSRF protects what a cookie authenticated, and such a request still gets the check.
         try:
@@ -95,14 +127,20 @@ class MCPHandler(APIHandler):
 
     async def prepare(self) -> None:  # type: ignore[override]
         refusal = None
-        try:
-            await super().prepare()
-        except web.HTTPError as err:
-            if not (err.status_code == 403 and self.current_user is None and self.check_host()):
-                raise
-            refusal = self._credentials_problem()
-        if refusal is None and self.current_user is None:
-            refusal = self._credentials_problem()
+        bearer = agent_token(self.request.headers)
+        if bearer is not None:
+            refusal = self._as_agent(bearer)
+        else:
+            try:
+                await super().prepare()
+            except web.HTTPError as err:
+                if not (err.status_code == 403 and self.current_user is None and self.check_host()):
+                    raise
+                refusal = self._credentials_problem()
+            if refusal is None and self.current_user is None:
+                refusal = self._credentials_problem()
+            if refusal is None and not self.accept_jupyter_token and self.token_authenticated:
+                refusal = PERSON_TOKEN_REFUSED
         declared = self.request.headers.get("Content-Length", "")
         if refusal is not None:
             if declared.isdigit() and int(declared) <= DRAINED_BODY_BYTES:
@@ -110,9 +148,23 @@ class MCPHandler(APIHandler):
                 # that is still sending it when the connection closes answers a 503 of its own.
                 self._refusal, self._too_large = refusal, True
                 return
-            raise web.HTTPError(403, refusal)  # refused before any of a large body is read
+            self._refusal = refusal
+            raise web.HTTPError(self._refusal_status, refusal)  # refused before any of a large body is read
         if declared.isdigit() and int(declared) > self.max_body_bytes:
             raise web.HTTPError(413, self._too_large_message(int(declared)))
+
+    def _as_agent(self, token: str) -> str | None:
+        """Authenticate an agent token (never shown to Jupyter's identity provider); why not, if not."""
+        if not self.check_host():
+            self.current_user = self._jupyter_current_user = None
+            raise web.HTTPError(403)
+        user = authenticate(self.tokens, token) if self.tokens is not None else None
+        self.current_user = self._jupyter_current_user = user
+        if user is None:
+            self._refusal_status = 401
+            return BAD_AGENT_TOKEN
+        self.set_cors_headers()
+        return None
 
     def _credentials_problem(self) -> str:
         sent = "Authorization" in self.request.headers or "token" in self.request.query_arguments
@@ -137,8 +189,11 @@ class MCPHandler(APIHandler):
         """Errors as JSON-RPC errors with a message that says what to do: agent hosts show it as is."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
         message = getattr(exc, "log_message", None) or responses.get(status_code, "Error")
-        if status_code == 403 and self._refusal is not None:
+        if status_code in (401, 403) and self._refusal is not None:
             message = self._refusal
+            self.set_status(self._refusal_status)
+            if self._refusal_status == 401:
+                self.set_header("WWW-Authenticate", 'Bearer error="invalid_token"')
         self.set_header("Content-Type", "application/json")
         self.finish(_json_rpc_error(message))
 
@@ -149,6 +204,9 @@ class MCPHandler(APIHandler):
         the token itself (hashed) identifies it; otherwise the user name does (JupyterHub, a login
         cookie). A server with authentication off has one anonymous principal.
         """
+        user = self.current_user
+        if isinstance(user, AgentUser):
+            return "agent:" + user.credential.id
         provider = self.identity_provider
         if not provider.auth_enabled:
             return "anonymous"
@@ -158,6 +216,8 @@ class MCPHandler(APIHandler):
         return "user:" + self.current_user.username
 
     async def _serve(self) -> None:
+        if self._refusal is not None:  # an identity Jupyter knows, refused here (accept_jupyter_token)
+            raise web.HTTPError(self._refusal_status, self._refusal)
         if self._too_large:
             raise web.HTTPError(413, self._too_large_message())
         principal = self._principal()
@@ -200,6 +260,9 @@ class MCPHandler(APIHandler):
     @web.authenticated
     async def delete(self) -> None:
         await self._serve()
+
+
+_ALLOW_ALL = AllowAllAuthorizer()
 
 
 class _QuietLog(logging.LoggerAdapter):
