@@ -3,6 +3,7 @@
 jupyter mcp                              list the endpoints of running servers (their runtime files)
 jupyter mcp config claude|codex|cursor|vscode|json [--url URL] [--token T] [--name N]
 jupyter mcp check [--url URL] [--token T]   connect, list the tools, run nothing
+jupyter mcp token create --name N --policy read-only|ask|full | list | revoke ID
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import token_cli
 from .endpoint import server_endpoint
 
 HOSTS = ("claude", "codex", "cursor", "vscode", "json")
@@ -172,7 +174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--url", help="the MCP endpoint (default: the newest running server's)")
         sub.add_argument("--token", help="the Jupyter token (default: the running server's)")
     commands.add_parser("list", help="list the MCP endpoints of running servers (the default)")
+    token_cli.add_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "token":
+        target = pick(args.url, args.token)
+        return token_cli.run(args, target.url, target.token)
     if args.command == "config":
         print(config_text(args.host, pick(args.url, args.token), args.name))
         return 0

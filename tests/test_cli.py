@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,3 +203,25 @@ def test_jupytexts_server_extension_leaves_the_contents_manager_alone(server):
     log = server["log"].read_text()
     assert "jupyter_mcp_ext | extension was successfully loaded" in log
     assert "Jupytext Server Extension" not in log  # it would derive its own contents manager
+
+
+async def test_token_create_list_revoke_through_the_running_server(server):
+    made = jupyter_mcp(server, "token", "create", "--name", "Nightly report", "--policy", "read-only")
+    assert made.returncode == 0, made.stderr
+    token = next(line for line in made.stdout.splitlines() if line.startswith("jmcp_"))
+    assert "shown this once" in made.stdout and "Bearer" in made.stdout
+    names = await tool_names(server["url"], {"Authorization": f"Bearer {token}"})
+    assert "get_notebook" in names
+    listed = jupyter_mcp(server, "token", "list")
+    assert "'Nightly report'" in listed.stdout and "read-only" in listed.stdout and token not in listed.stdout
+    agent_id = listed.stdout.split()[0]
+    revoked = jupyter_mcp(server, "token", "revoke", agent_id)
+    assert revoked.returncode == 0 and f"Revoked {agent_id}" in revoked.stdout
+    request = urllib.request.Request(server["url"], method="POST", data=b"{}")
+    request.add_header("Authorization", f"Bearer {token}")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=15)
+    assert refused.value.code == 401
+    assert "No agent credentials" in jupyter_mcp(server, "token", "list").stdout
+    wrong = jupyter_mcp(server, "token", "create", "--name", "x", "--token", "wrong")
+    assert wrong.returncode != 0 and "403" in wrong.stderr
