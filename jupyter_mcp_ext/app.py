@@ -13,6 +13,9 @@ from traitlets import Bool, Float, Int, List, Unicode
 from .api.agents import routes as agent_routes
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
+from .auth.handlers import OAuthEndpoint
+from .auth.handlers import routes as oauth_routes
+from .auth.provider import AgentAuthorizationServer
 from .auth.tokens import TokenStore
 from .documents.blank import BlankNotebooks
 from .documents.revisions import Revisions
@@ -200,6 +203,13 @@ class MCPExtensionApp(ExtensionApp):
         help="Accept the person's own Jupyter token at /mcp (set-ups made before agent tokens). False: "
         "agents must use an agent token of their own (`jupyter mcp token create`, or OAuth).",
     )
+    oauth = Bool(
+        True,
+        config=True,
+        help="Serve OAuth 2.1 for agents (MCP's authorization spec): agent hosts that support it sign in "
+        "through the browser, and the person allows them on a page of this server. False: discovery "
+        "answers 404 and agents use tokens only.",
+    )
     access_token_lifetime = Float(
         3600.0, config=True, help="Seconds an OAuth access token of an agent is valid (then it refreshes)."
     )
@@ -257,7 +267,8 @@ class MCPExtensionApp(ExtensionApp):
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
         self.attendance = Attendance(
-            serverapp.web_app.settings, is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler))
+            serverapp.web_app.settings,
+            is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),
         )
         self.gate = LoopGate(self.mcp_loop_share, person_here=self.attendance.person_here)
         tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
@@ -310,6 +321,7 @@ class MCPExtensionApp(ExtensionApp):
                         "gate": self.gate,
                         "tokens": self.tokens,
                         "accept_jupyter_token": self.accept_jupyter_token,
+                        "oauth": self.oauth,
                     },
                 )
             ],
@@ -317,6 +329,14 @@ class MCPExtensionApp(ExtensionApp):
         self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
         api = url_path_join(self.serverapp.base_url, "api", "mcp")
         self.serverapp.web_app.add_handlers(".*$", agent_routes(api, self.panel, self.tokens))
+        if self.oauth:  # before the quiet 404s of the discovery paths it does not serve
+            server = AgentAuthorizationServer(
+                self.tokens,
+                url_path_join(self.serverapp.base_url, "oauth", "consent"),
+                access_lifetime=self.access_token_lifetime,
+                refresh_lifetime=self.refresh_token_lifetime,
+            )
+            self.serverapp.web_app.add_handlers(".*$", oauth_routes(self.serverapp.base_url, server))
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
         self.attendance.listen()  # after ExtensionApp has written our settings into the server's
 

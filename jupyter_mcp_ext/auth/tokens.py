@@ -79,6 +79,7 @@ class TokenStore:
         self.credentials: dict[str, Credential] = {}
         self._tokens: dict[str, _Token] = {}  # sha256 hex of a token -> what it is
         self._used: dict[str, str] = {}  # rotated refresh token hash -> its family (reuse detection)
+        self.clients: dict[str, dict[str, Any]] = {}  # OAuth clients registered (RFC 7591), by client_id
         self._saved_at = 0.0
         self._load()
 
@@ -146,6 +147,20 @@ class TokenStore:
             self._save_soon()
         return credential
 
+    def peek_refresh(self, refresh_token: str) -> Credential | None:
+        """The credential of a live refresh token, not spending it; one reused after rotation ends its grant."""
+        hashed = digest(refresh_token)
+        family = self._used.get(hashed)
+        if family and hashed not in self._tokens:  # someone else holds a copy: end the whole grant
+            log.warning("An MCP refresh token was reused after rotation; revoking its grant")
+            self._revoke_family(family)
+            return None
+        return self.lookup(refresh_token, ("refresh",))
+
+    def family_of(self, token: str) -> str:
+        record = self._tokens.get(digest(token))
+        return record.family if record is not None else ""
+
     def rotate(self, refresh_token: str) -> tuple[Credential, str] | None:
         """Spend a refresh token: its credential and family, or None (a reused one revokes the family)."""
         hashed = digest(refresh_token)
@@ -212,6 +227,7 @@ class TokenStore:
                 if t.get("expires") is None or t["expires"] > now
             }
             self._used = dict(data.get("used", {}))
+            self.clients = dict(data.get("clients", {}))
         except FileNotFoundError:
             return
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
@@ -227,6 +243,7 @@ class TokenStore:
             "credentials": [asdict(c) for c in self.credentials.values()],
             "tokens": {h: asdict(t) for h, t in self._tokens.items() if t.credential in live},
             "used": dict(list(self._used.items())[-1000:]),
+            "clients": self.clients,
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from tornado import web
 
+from ..auth.handlers import resource_metadata_url
 from ..auth.principal import AgentUser, agent_token, authenticate
 from ..auth.tokens import TokenStore
 from ..gate import LoopGate
@@ -28,6 +29,13 @@ NO_TOKEN = (
     "This MCP endpoint needs a Jupyter token. Send it in the header 'Authorization: token <token>' "
     "(or add ?token=<token> to the URL). `jupyter server list` shows the token; "
     "`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up."
+)
+NO_CREDENTIALS = (
+    "This MCP endpoint needs authorization. An agent host that supports MCP's OAuth signs in through "
+    "the browser, where the person allows it in JupyterLab; `jupyter mcp config claude|codex|cursor|vscode|json` "
+    "prints a set-up. A script sends an agent token as 'Authorization: Bearer <token>' "
+    "(`jupyter mcp token create --name <agent>` mints one); set-ups made before still send the Jupyter "
+    "token as 'Authorization: token <token>'."
 )
 BAD_TOKEN = (
     "The Jupyter token sent was not accepted by this server. Compare it with `jupyter server list` "
@@ -82,7 +90,9 @@ class MCPHandler(APIHandler):
         gate: LoopGate | None = None,
         tokens: TokenStore | None = None,
         accept_jupyter_token: bool = True,
+        oauth: bool = False,
     ) -> None:
+        self.oauth = oauth
         self.transport = transport
         self.tokens = tokens
         self.accept_jupyter_token = accept_jupyter_token
@@ -168,7 +178,12 @@ class MCPHandler(APIHandler):
 
     def _credentials_problem(self) -> str:
         sent = "Authorization" in self.request.headers or "token" in self.request.query_arguments
-        return BAD_TOKEN if sent else NO_TOKEN
+        if sent:
+            return BAD_TOKEN
+        if self.oauth:  # MCP's authorization spec: a 401 naming where to start (RFC 9728)
+            self._refusal_status = 401
+            return NO_CREDENTIALS
+        return NO_TOKEN
 
     def _too_large_message(self, size: int | None = None) -> str:
         got = f"{size} bytes" if size is not None else "larger than that"
@@ -193,9 +208,18 @@ class MCPHandler(APIHandler):
             message = self._refusal
             self.set_status(self._refusal_status)
             if self._refusal_status == 401:
-                self.set_header("WWW-Authenticate", 'Bearer error="invalid_token"')
+                self.set_header("WWW-Authenticate", self._challenge())
         self.set_header("Content-Type", "application/json")
         self.finish(_json_rpc_error(message))
+
+    def _challenge(self) -> str:
+        """``WWW-Authenticate`` of a 401: where the resource metadata is, and what was wrong."""
+        parts = ["Bearer"]
+        if self.oauth:
+            parts.append(f'resource_metadata="{resource_metadata_url(self)}"')
+        if self._refusal != NO_CREDENTIALS:
+            parts.append('error="invalid_token"')
+        return parts[0] + " " + ", ".join(parts[1:])
 
     def _principal(self) -> str:
         """Who owns an MCP session: the SDK answers 404 to anyone else presenting its id.
