@@ -152,7 +152,7 @@ class Consent(JupyterHandler):
         super().set_default_headers()
         self.set_header("X-Frame-Options", "DENY")
         self.set_header("Cache-Control", "no-store")
-        self.set_header("Referrer-Policy", "no-referrer")
+        self.set_header("Referrer-Policy", "same-origin")  # "no-referrer" makes the form's Origin null
 
     @web.authenticated
     def get(self) -> None:
