@@ -24,6 +24,11 @@ from . import token_cli
 from .endpoint import server_endpoint
 
 HOSTS = ("claude", "codex", "cursor", "vscode", "json")
+SIGN_IN = (
+    "The host asks you to sign in on first use (OAuth: you allow it in JupyterLab; Codex: `codex mcp login "
+    "jupyter`). A host or script that can only send a header: `jupyter mcp token create --name <agent>`, "
+    "then pass --token <that token>."
+)
 
 
 @dataclass
@@ -66,7 +71,8 @@ def pick(url: str | None, token: str | None) -> Target:
 
 def config_text(host: str, target: Target, name: str = "jupyter") -> str:
     """A set-up for ``host``, ready to paste."""
-    headers = {"Authorization": f"token {target.token}"} if target.token else {}
+    # "Bearer" carries an agent token, and Jupyter takes its own token in it too.
+    headers = {"Authorization": f"Bearer {target.token}"} if target.token else {}
     if host == "claude":
         args = ["claude", "mcp", "add", "--transport", "http", name, target.url]
         for key, value in headers.items():
@@ -172,7 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "--name", default="jupyter", help="the server's name in the host (default: jupyter)"
             )
         sub.add_argument("--url", help="the MCP endpoint (default: the newest running server's)")
-        sub.add_argument("--token", help="the Jupyter token (default: the running server's)")
+        sub.add_argument(
+            "--token",
+            help="config: an agent token to put in the set-up (default: none, the host signs in); "
+            "check: the token to send (default: the running server's)",
+        )
     commands.add_parser("list", help="list the MCP endpoints of running servers (the default)")
     token_cli.add_parser(commands)
     args = parser.parse_args(argv)
@@ -180,7 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = pick(args.url, args.token)
         return token_cli.run(args, target.url, target.token)
     if args.command == "config":
-        print(config_text(args.host, pick(args.url, args.token), args.name))
+        target = pick(args.url, args.token)
+        if args.token is None:  # agent hosts sign in through the browser (OAuth): no token in their config
+            target = Target(target.url, "")
+            print(SIGN_IN, file=sys.stderr)
+        print(config_text(args.host, target, args.name))
         return 0
     if args.command == "check":
         return check(pick(args.url, args.token))

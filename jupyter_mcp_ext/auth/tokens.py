@@ -36,10 +36,6 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def looks_like_agent_token(token: str | None) -> bool:
-    return bool(token) and token.startswith(PREFIX)  # type: ignore[union-attr]
-
-
 @dataclass
 class Credential:
     """One agent the person let in: who it acts for, and what it may do."""
