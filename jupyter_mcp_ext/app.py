@@ -285,6 +285,7 @@ class MCPExtensionApp(ExtensionApp):
             ),
         )
         self.tokens = TokenStore(self._agents_path(), url_path_join(serverapp.base_url, "mcp"))
+        self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
         self.panel = Panel.build(
             self.services,
             self.transport,

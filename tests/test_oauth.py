@@ -10,6 +10,8 @@ from urllib.parse import urljoin
 
 import httpx
 import pytest
+from jupyter_server.auth import Authorizer
+from traitlets.config import Config
 
 import jupyter_mcp_ext.auth.provider as provider
 
@@ -17,6 +19,27 @@ from .mcp_client import connect, fails, ok
 from .oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+class NoExecute(Authorizer):
+    """A person who may read and edit but not run code (a Hub share's scopes amount to this)."""
+
+    def is_authorized(self, handler, user, action, resource) -> bool:
+        return (resource, action) != ("kernels", "execute")
+
+
+@pytest.fixture
+def authorizer_class():
+    return None
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, authorizer_class) -> Config:
+    if authorizer_class is not None:
+        jp_server_config.ServerApp.authorizer_class = authorizer_class
+    return jp_server_config
+
+
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
@@ -270,3 +293,13 @@ async def test_consent_without_xsrf_or_login_makes_no_code(server_url, flow, per
         assert posted.status_code == 403 and "code=" not in posted.headers.get("location", "")
     back = await flow.consent(person, consent_url)  # the person can still answer it
     assert "code" in query(back.headers["location"])
+
+
+@pytest.mark.parametrize("authorizer_class", [NoExecute])
+async def test_an_agent_never_gets_more_than_its_person(server_url, flow, person, make_notebook):
+    path = make_notebook("n.ipynb", cells=["x = 1"])
+    client = await flow.register()
+    got = await flow.tokens(person, client, policy="full")  # "full", but its person may not run code
+    async with connect(server_url, {"Authorization": f"Bearer {got['access_token']}"}) as agent:
+        await ok(agent, "insert_cells", path=path, cells=[{"source": "y = 2"}])
+        assert "execute" in await fails(agent, "execute_code", path=path, code="print(1)")

@@ -13,6 +13,7 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
+from ..auth.principal import permissions_of
 from ..auth.tokens import POLICIES, TokenStore
 from ..people.agents import person_of
 from .handlers import PanelHandler
@@ -55,7 +56,11 @@ class AgentsHandler(PanelHandler):
         person = person_of(self)
         try:
             credential, token = self.tokens.mint(
-                str(body.get("name", "")), person["name"], str(policy), person["display_name"]
+                str(body.get("name", "")),
+                person["name"],
+                str(policy),
+                person["display_name"],
+                await permissions_of(self, self.tokens.checked),
             )
         except ValueError as err:
             raise web.HTTPError(400, str(err)) from err

@@ -31,6 +31,7 @@ from tornado import web
 
 from . import consent
 from .asgi import serve
+from .principal import permissions_of
 from .provider import AgentAuthorizationServer
 from .tokens import POLICIES
 
@@ -165,7 +166,7 @@ class Consent(JupyterHandler):
         self.finish(consent.page(found, person, self.xsrf_form_html()))
 
     @web.authenticated
-    def post(self) -> None:
+    async def post(self) -> None:
         # Jupyter checked _xsrf before we got here (a cookie-authenticated POST).
         found = self.server.take_consent(self.get_body_argument("request", ""))
         if found is None:
@@ -179,7 +180,8 @@ class Consent(JupyterHandler):
         person = self.current_user
         name = getattr(person, "username", "") or "anonymous"
         display = getattr(person, "display_name", "") or name
-        self.redirect(self.server.grant(found, name, display, policy))
+        permissions = await permissions_of(self, self.server.store.checked)
+        self.redirect(self.server.grant(found, name, display, policy, permissions))
 
 
 def routes(

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from jupyter_core.utils import ensure_async
 from jupyter_server.auth import User
+from jupyter_server.auth.authorizer import Authorizer
 
 from .tokens import PREFIX, Credential, TokenStore
 
@@ -51,3 +53,22 @@ def authenticate(store: TokenStore, token: str) -> AgentUser | None:
 def credential_of(handler: Any) -> Credential | None:
     user = getattr(handler, "current_user", None)
     return user.credential if isinstance(user, AgentUser) else None
+
+
+async def permissions_of(handler: Any, pairs: frozenset[tuple[str, str]]) -> list[str]:
+    """What Jupyter's authorizer lets the person of ``handler`` do, of the (resource, action) pairs."""
+    allowed = []
+    for resource, action in sorted(pairs):
+        if await ensure_async(
+            handler.authorizer.is_authorized(handler, handler.current_user, action, resource)
+        ):
+            allowed.append(f"{resource}:{action}")
+    return allowed
+
+
+class CredentialAuthorizer(Authorizer):  # type: ignore[misc]
+    """An agent may do what its person could when they let it in (their policy applies on top)."""
+
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        permissions = getattr(getattr(user, "credential", None), "permissions", None)
+        return permissions is None or f"{resource}:{action}" in permissions

@@ -64,6 +64,7 @@ class Code:
     user: str
     user_display: str
     policy: str
+    permissions: list[str]
 
 
 class AgentAuthorizationServer:
@@ -168,7 +169,9 @@ class AgentAuthorizationServer:
         consent = self.consents.get(consent_id)
         return consent if consent is not None and consent.expires > time.monotonic() else None
 
-    def grant(self, consent: Consent, user: str, user_display: str, policy: str) -> str:
+    def grant(
+        self, consent: Consent, user: str, user_display: str, policy: str, permissions: list[str]
+    ) -> str:
         """The person allowed: where the browser goes, with a fresh single-use code."""
         code = secrets.token_urlsafe(32)
         now = time.time()
@@ -189,6 +192,7 @@ class AgentAuthorizationServer:
             user,
             user_display,
             policy,
+            permissions,
         )
         return construct_redirect_uri(str(consent.params.redirect_uri), code=code, state=consent.params.state)
 
@@ -232,6 +236,7 @@ class AgentAuthorizationServer:
             user_display=found.user_display,
             client=name,
             client_id=client.client_id,
+            permissions=found.permissions,
         )
         self._spent_codes[authorization_code.code] = credential.id
         if len(self._spent_codes) > 1000:

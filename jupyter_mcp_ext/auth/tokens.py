@@ -48,6 +48,9 @@ class Credential:
     client: str  # how it came: "token" (minted by hand) or the OAuth client's registered name
     client_id: str | None = None  # the OAuth client, if any
     resource: str = ""  # the /mcp path it is valid for (this server's base_url)
+    # "<resource>:<action>" pairs Jupyter's authorizer allowed the person when they made it: the agent
+    # never gets more than its person (a Hub share's scopes, a read-only token's).
+    permissions: list[str] | None = None
     created: float = field(default_factory=time.time)
     last_used: float | None = None
 
@@ -75,7 +78,10 @@ class TokenStore:
         self.credentials: dict[str, Credential] = {}
         self._tokens: dict[str, _Token] = {}  # sha256 hex of a token -> what it is
         self._used: dict[str, str] = {}  # rotated refresh token hash -> its family (reuse detection)
-        self.clients: dict[str, dict[str, Any]] = {}  # OAuth clients registered (RFC 7591), by client_id
+        self.clients: dict[str, dict[str, Any]] = {}
+        self.checked: frozenset[tuple[str, str]] = (
+            frozenset()
+        )  # (resource, action) pairs tools ask for  # OAuth clients registered (RFC 7591), by client_id
         self._saved_at = 0.0
         self._load()
 
@@ -90,6 +96,7 @@ class TokenStore:
         user_display: str = "",
         client: str = "token",
         client_id: str | None = None,
+        permissions: list[str] | None = None,
     ) -> Credential:
         name = " ".join(str(name).split())[:MAX_NAME]
         if not name:
@@ -105,6 +112,7 @@ class TokenStore:
             client=client,
             client_id=client_id,
             resource=self.resource,
+            permissions=permissions,
         )
         self.credentials[credential.id] = credential
         return credential
@@ -117,9 +125,11 @@ class TokenStore:
         self.save()
         return token
 
-    def mint(self, name: str, user: str, policy: str, user_display: str = "") -> tuple[Credential, str]:
+    def mint(
+        self, name: str, user: str, policy: str, user_display: str = "", permissions: list[str] | None = None
+    ) -> tuple[Credential, str]:
         """A credential with one fixed token (no expiry), for hosts that can only send a header."""
-        credential = self.create(name, user, policy, user_display=user_display)
+        credential = self.create(name, user, policy, user_display=user_display, permissions=permissions)
         return credential, self.issue(credential, "token", None)
 
     # -- checking ------------------------------------------------------------------------

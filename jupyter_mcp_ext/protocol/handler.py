@@ -12,14 +12,14 @@ import logging
 from http.client import responses
 from typing import Any
 
-from jupyter_server.auth.authorizer import AllowAllAuthorizer, Authorizer
+from jupyter_server.auth.authorizer import Authorizer
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from tornado import web
 
 from ..auth.handlers import resource_metadata_url
-from ..auth.principal import AgentUser, agent_token, authenticate
+from ..auth.principal import AgentUser, CredentialAuthorizer, agent_token, authenticate
 from ..auth.tokens import TokenStore
 from ..gate import LoopGate
 from ..tools.authz import JUPYTER_HANDLER_KEY
@@ -117,10 +117,11 @@ class MCPHandler(APIHandler):
 
     @property
     def authorizer(self) -> Authorizer:  # type: ignore[override]
-        """An agent's credential is governed by its policy (``people/policy.py``), not by Jupyter's
-        authorizer, which knows people (under JupyterHub it would ask the Hub about a token it never saw)."""
+        """An agent may do what its person could when they let it in (kept on its credential), under
+        its policy; Jupyter's authorizer knows people (under JupyterHub it would ask the Hub about a
+        token it never saw)."""
         if isinstance(getattr(self, "_jupyter_current_user", None), AgentUser):
-            return _ALLOW_ALL
+            return _BY_CREDENTIAL
         return super().authorizer
 
     def check_xsrf_cookie(self) -> None:
@@ -286,7 +287,7 @@ class MCPHandler(APIHandler):
         await self._serve()
 
 
-_ALLOW_ALL = AllowAllAuthorizer()
+_BY_CREDENTIAL = CredentialAuthorizer()
 
 
 class _QuietLog(logging.LoggerAdapter):
