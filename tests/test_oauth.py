@@ -34,9 +34,15 @@ def authorizer_class():
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, authorizer_class) -> Config:
+def oauth() -> bool:
+    return True
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, authorizer_class, oauth) -> Config:
     if authorizer_class is not None:
         jp_server_config.ServerApp.authorizer_class = authorizer_class
+    jp_server_config.MCPExtensionApp.oauth = oauth
     return jp_server_config
 
 
@@ -303,3 +309,19 @@ async def test_an_agent_never_gets_more_than_its_person(server_url, flow, person
     async with connect(server_url, {"Authorization": f"Bearer {got['access_token']}"}) as agent:
         await ok(agent, "insert_cells", path=path, cells=[{"source": "y = 2"}])
         assert "execute" in await fails(agent, "execute_code", path=path, code="print(1)")
+
+
+@pytest.mark.parametrize("oauth", [False])
+async def test_with_oauth_off_the_server_answers_as_before(server_url, panel):
+    async with httpx.AsyncClient() as http:
+        refused = await http.post(f"{server_url}mcp", json=PING, headers=ACCEPT)
+        assert refused.status_code == 403 and "needs a Jupyter token" in refused.json()["error"]["message"]
+        assert "WWW-Authenticate" not in refused.headers
+        for path in (".well-known/oauth-protected-resource/mcp", "oauth/.well-known/openid-configuration"):
+            answer = await http.get(server_url + path)  # no route: Jupyter's own 403/404 for strangers
+            assert answer.status_code in (403, 404) and "authorization_servers" not in answer.text, path
+        registered = await http.post(f"{server_url}oauth/register", json={"redirect_uris": [REDIRECT]})
+        assert registered.status_code in (403, 404) and "client_id" not in registered.text
+    made = await panel.post("agents", {"name": "script", "policy": "ask"}, status=201)  # tokens still work
+    async with connect(server_url, {"Authorization": f"Bearer {made['token']}"}) as agent:
+        await ok(agent, "list_files")
