@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+from pathlib import Path
 
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
 
+from .api.agents import routes as agent_routes
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
+from .auth.handlers import OAuthEndpoint
+from .auth.handlers import routes as oauth_routes
+from .auth.provider import AgentAuthorizationServer
+from .auth.tokens import TokenStore
 from .documents.blank import BlankNotebooks
 from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
@@ -227,6 +235,34 @@ class MCPExtensionApp(ExtensionApp):
         "file browser and kernels are served first. 1 turns the gate off.",
     )
 
+    agents_file = Unicode(
+        "",
+        config=True,
+        help="JSON file keeping agents' credentials (token hashes, never tokens) across restarts; empty: "
+        "jupyter_mcp_ext/agents.json in Jupyter's data folder (agents-<hash>.json for another base_url).",
+    )
+    accept_jupyter_token = Bool(
+        True,
+        config=True,
+        help="Accept the person's own Jupyter token at /mcp (set-ups made before agent tokens). False: "
+        "agents must use an agent token of their own (`jupyter mcp token create`, or OAuth).",
+    )
+    oauth = Bool(
+        True,
+        config=True,
+        help="Serve OAuth 2.1 for agents (MCP's authorization spec): agent hosts that support it sign in "
+        "through the browser, and the person allows them on a page of this server. False: discovery "
+        "answers 404 and agents use tokens only.",
+    )
+    access_token_lifetime = Float(
+        3600.0, config=True, help="Seconds an OAuth access token of an agent is valid (then it refreshes)."
+    )
+    refresh_token_lifetime = Float(
+        30 * 24 * 3600.0,
+        config=True,
+        help="Seconds an OAuth refresh token of an agent is valid; past it the person consents again.",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
@@ -275,7 +311,8 @@ class MCPExtensionApp(ExtensionApp):
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
         self.attendance = Attendance(
-            serverapp.web_app.settings, is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler))
+            serverapp.web_app.settings,
+            is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),
         )
         self.gate = LoopGate(self.mcp_loop_share, person_here=self.attendance.person_here)
         tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
@@ -292,6 +329,8 @@ class MCPExtensionApp(ExtensionApp):
                 t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
             ),
         )
+        self.tokens = TokenStore(self._agents_path(), url_path_join(serverapp.base_url, "mcp"))
+        self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
         self.panel = Panel.build(
             self.services,
             self.transport,
@@ -310,6 +349,15 @@ class MCPExtensionApp(ExtensionApp):
         self.panel.path, self.panel.conflicts = self.path, self.route_conflicts
         self.panel.notices = lambda: [n for n in [panel_missing(serverapp)] if n]
 
+    def _agents_path(self) -> Path:
+        if self.agents_file:
+            return Path(self.agents_file)
+        base = self.serverapp.base_url if self.serverapp is not None else "/"
+        name = (
+            "agents.json" if base == "/" else f"agents-{hashlib.sha256(base.encode()).hexdigest()[:8]}.json"
+        )
+        return Path(jupyter_data_dir()) / "jupyter_mcp_ext" / name
+
     def initialize_handlers(self) -> None:
         # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/<path> (default mcp).
         assert self.serverapp is not None
@@ -317,9 +365,32 @@ class MCPExtensionApp(ExtensionApp):
         limit = body_limit(self.max_file_bytes)
         self.serverapp.web_app.add_handlers(
             ".*$",
-            [(route, MCPHandler, {"transport": self.transport, "max_body_bytes": limit, "gate": self.gate})],
+            [
+                (
+                    route,
+                    MCPHandler,
+                    {
+                        "transport": self.transport,
+                        "max_body_bytes": limit,
+                        "gate": self.gate,
+                        "tokens": self.tokens,
+                        "accept_jupyter_token": self.accept_jupyter_token,
+                        "oauth": self.oauth,
+                    },
+                )
+            ],
         )
         self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
+        api = url_path_join(self.serverapp.base_url, "api", "mcp")
+        self.serverapp.web_app.add_handlers(".*$", agent_routes(api, self.panel, self.tokens))
+        if self.oauth:  # before the quiet 404s of the discovery paths it does not serve
+            server = AgentAuthorizationServer(
+                self.tokens,
+                url_path_join(self.serverapp.base_url, "oauth", "consent"),
+                access_lifetime=self.access_token_lifetime,
+                refresh_lifetime=self.refresh_token_lifetime,
+            )
+            self.serverapp.web_app.add_handlers(".*$", oauth_routes(self.serverapp.base_url, server))
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
         self.attendance.listen()  # after ExtensionApp has written our settings into the server's
 

@@ -3,11 +3,12 @@
 jupyter mcp                              list the endpoints of running servers (their runtime files)
 jupyter mcp config claude|codex|cursor|vscode|json [--url URL] [--token T] [--name N]
 jupyter mcp check [--url URL] [--token T]   connect, list the tools, run nothing
-jupyter mcp headers [--url URL]          print the auth header as JSON (Claude Code's headersHelper)
+jupyter mcp token create --name N --policy read-only|ask|full | list | revoke ID
 
 A token goes only to the server that issued it: a running server's token (its runtime file) to that
 server's URL, JupyterHub's ``JUPYTERHUB_API_TOKEN`` to this single-user server's own URL. Any other
-``--url`` gets no token unless ``--token`` is given.
+``--url`` gets no token unless ``--token`` is given. A set-up printed by ``config`` carries no token
+unless ``--token`` gives an agent token, and Claude Code's never does: it would be on a command line.
 """
 
 from __future__ import annotations
@@ -25,9 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import token_cli
 from .endpoint import PATH, hub_endpoint, info_near, join, panel_info, server_endpoint
 
 HOSTS = ("claude", "codex", "cursor", "vscode", "json")
+SIGN_IN = (
+    "The host asks you to sign in on first use (OAuth: you allow it in JupyterLab; Codex: `codex mcp login "
+    "jupyter`). A host or script that can only send a header: `jupyter mcp token create --name <agent>`, "
+    "then pass --token <that token>."
+)
 
 
 @dataclass
@@ -126,14 +133,10 @@ def pick(url: str | None, token: str | None) -> Target:
 
 def config_text(host: str, target: Target, name: str = "jupyter") -> str:
     """A set-up for ``host``, ready to paste."""
-    headers = {"Authorization": f"token {target.token}"} if target.token else {}
-    if host == "claude":
-        # No token on a command line (shell history, `ps`): Claude Code runs the helper at each
-        # connection and sends the header it prints (its documented ``headersHelper``).
-        entry: dict[str, Any] = {"type": "http", "url": target.url}
-        if target.token:
-            entry["headersHelper"] = helper_command(target.url)
-        return shlex.join(["claude", "mcp", "add-json", name, json.dumps(entry)])
+    # "Bearer" carries an agent token, and Jupyter takes its own token in it too.
+    headers = {"Authorization": f"Bearer {target.token}"} if target.token else {}
+    if host == "claude":  # the URL alone: a token on a command line stays in shell history and `ps`
+        return shlex.join(["claude", "mcp", "add", "--transport", "http", name, target.url])
     if host == "codex":
         lines = ["# ~/.codex/config.toml", f"[mcp_servers.{name}]", f"url = {json.dumps(target.url)}"]
         if headers:
@@ -148,16 +151,6 @@ def config_text(host: str, target: Target, name: str = "jupyter") -> str:
     if host == "vscode":
         return "// .vscode/mcp.json\n" + json.dumps({"servers": {name: {"type": "http", **server}}}, indent=2)
     return json.dumps({"mcpServers": {name: {"type": "http", **server}}}, indent=2)
-
-
-def helper_command(url: str) -> str:
-    """The command that prints the header for ``url`` (``jupyter mcp headers``), by absolute path."""
-    return shlex.join([sys.executable, "-m", "jupyter_mcp_ext.cli", "headers", "--url", url])
-
-
-def headers_json(target: Target) -> str:
-    """The auth header as the JSON object a ``headersHelper`` prints; ``{}`` without a token."""
-    return json.dumps({"Authorization": f"token {target.token}"} if target.token else {})
 
 
 class _Refuse(urllib.request.HTTPRedirectHandler):
@@ -253,7 +246,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, help_text in [
         ("config", "print a set-up for an agent host"),
         ("check", "connect and list tools"),
-        ("headers", "print the auth header as JSON (Claude Code's headersHelper runs this)"),
     ]:
         sub = commands.add_parser(name, help=help_text)
         if name == "config":
@@ -262,21 +254,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "--name", default="jupyter", help="the server's name in the host (default: jupyter)"
             )
         sub.add_argument("--url", help="the MCP endpoint (default: the newest running server's)")
-        sub.add_argument("--token", help="the Jupyter token (default: the running server's)")
+        sub.add_argument(
+            "--token",
+            help="config: an agent token to put in the set-up (default: none, the host signs in); "
+            "check: the token to send (default: the running server's)",
+        )
     commands.add_parser("list", help="list the MCP endpoints of running servers (the default)")
+    token_cli.add_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "token":
+        target = pick(args.url, args.token)
+        return token_cli.run(args, target.url, target.token)
     if args.command == "config":
         target = pick(args.url, args.token)
-        if args.host == "claude" and args.token and _token_for(target.url, running_servers()) != args.token:
+        if args.token is None:  # agent hosts sign in through the browser (OAuth): no token in their config
+            target = Target(target.url, "")
+            print(SIGN_IN, file=sys.stderr)
+        elif args.host == "claude":
             print(
-                "Claude Code's set-up takes the token from `jupyter mcp headers` at each connection, which "
-                f"does not know the --token given; for {target.url} use the `config json` set-up in a file.",
+                "Claude Code's set-up carries no token (it would be on a command line): it signs in. For a "
+                "fixed agent token, put what `jupyter mcp config json --token ...` prints in its .mcp.json.",
                 file=sys.stderr,
             )
         print(config_text(args.host, target, args.name))
-        return 0
-    if args.command == "headers":
-        print(headers_json(pick(args.url, args.token)))
         return 0
     if args.command == "check":
         return check(pick(args.url, args.token))

@@ -14,14 +14,18 @@ import sys
 import threading
 import time
 import tomllib
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from .oauth_flow import Flow, person_logged_in
 
 TOKEN = "cli-test-token-5f3a"
 HERE = Path(__file__).resolve().parent.parent
@@ -120,27 +124,33 @@ def test_jupyter_mcp_lists_the_running_servers_endpoints(server):
     assert server["url"] in listed.stdout and f"Authorization: token {TOKEN}" in listed.stdout
 
 
-async def test_the_claude_code_command_connects_when_pasted_and_holds_no_token(server):
+async def test_the_claude_code_command_has_no_token_and_connects_after_sign_in(server):
     printed = jupyter_mcp(server, "config", "claude")
     assert printed.returncode == 0, printed.stderr
-    # The token is on no command line (shell history, `ps`): Claude Code runs the helper per connection.
-    assert TOKEN not in printed.stdout
     argv = shlex.split(printed.stdout)
-    assert argv[:4] == ["claude", "mcp", "add-json", "jupyter"] and len(argv) == 5
-    entry = json.loads(argv[4])
-    assert entry["type"] == "http" and entry["url"] == server["url"]
-    helper = subprocess.run(
-        entry["headersHelper"], shell=True, env=server["env"], capture_output=True, text=True, timeout=60
-    )  # as Claude Code runs it
-    assert helper.returncode == 0, helper.stderr
-    headers = json.loads(helper.stdout)
-    assert headers == {"Authorization": f"token {TOKEN}"}
-    assert "list_notebooks" in await tool_names(entry["url"], headers)
+    assert argv == ["claude", "mcp", "add", "--transport", "http", "jupyter", server["url"]]
+    assert TOKEN not in printed.stdout and "sign in" in printed.stderr  # no token on a command line
+    # What Claude Code does with the URL alone: the OAuth flow, the person allowing it in Jupyter.
+    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as agent:
+        flow = Flow(argv[6].removesuffix("mcp"), agent)
+        refused = await agent.post(argv[6], json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert refused.status_code == 401 and "resource_metadata" in refused.headers["WWW-Authenticate"]
+        await flow.discover()
+        client = await flow.register(client_name="Claude Code")
+        async with person_logged_in(flow.server_url, TOKEN) as person:
+            tokens = await flow.tokens(person, client)
+    assert "list_notebooks" in await tool_names(
+        argv[6], {"Authorization": f"Bearer {tokens['access_token']}"}
+    )
 
 
 @pytest.mark.parametrize("host", ["cursor", "vscode", "json", "codex"])
-async def test_every_hosts_set_up_connects(server, host):
-    printed = jupyter_mcp(server, "config", host)
+async def test_every_hosts_set_up_has_no_token_or_the_agent_token_given_and_connects(server, host):
+    plain = jupyter_mcp(server, "config", host)
+    assert plain.returncode == 0 and TOKEN not in plain.stdout and "Authorization" not in plain.stdout
+    made = jupyter_mcp(server, "token", "create", "--name", f"{host} agent", "--policy", "full")
+    agent_token = next(line for line in made.stdout.splitlines() if line.startswith("jmcp_"))
+    printed = jupyter_mcp(server, "config", host, "--token", agent_token)
     assert printed.returncode == 0, printed.stderr
     text = "\n".join(line for line in printed.stdout.splitlines() if not line.startswith(("//", "#")))
     if host == "codex":
@@ -165,7 +175,7 @@ def test_check_connects_lists_tools_and_runs_nothing(server):
     ("args", "says"),
     [
         (["--token", "wrong"], "not accepted"),
-        (["--token", ""], "needs a Jupyter token"),
+        (["--token", ""], "needs authorization"),
         (["--url", "http://127.0.0.1:{port}/elsewhere/mcp"], "extension is not loaded"),
         (["--url", "http://127.0.0.1:{free}/mcp"], "Cannot reach"),
     ],
@@ -260,3 +270,25 @@ def test_the_hubs_token_goes_to_this_hub_servers_own_url_and_a_given_token_anywh
     jupyter_mcp(server, "check", "--url", f"{listener['base']}/user/ann/mcp", env=hub_env(listener))
     jupyter_mcp(server, "check", "--url", f"{listener['base']}/elsewhere/mcp", "--token", "given")
     assert listener["seen"] == [("/user/ann/mcp", "token hub-token-9c1"), ("/elsewhere/mcp", "token given")]
+
+
+async def test_token_create_list_revoke_through_the_running_server(server):
+    made = jupyter_mcp(server, "token", "create", "--name", "Nightly report", "--policy", "read-only")
+    assert made.returncode == 0, made.stderr
+    token = next(line for line in made.stdout.splitlines() if line.startswith("jmcp_"))
+    assert "shown this once" in made.stdout and "Bearer" in made.stdout
+    names = await tool_names(server["url"], {"Authorization": f"Bearer {token}"})
+    assert "get_notebook" in names
+    listed = jupyter_mcp(server, "token", "list")
+    assert "'Nightly report'" in listed.stdout and "read-only" in listed.stdout and token not in listed.stdout
+    agent_id = next(line for line in listed.stdout.splitlines() if "'Nightly report'" in line).split()[0]
+    revoked = jupyter_mcp(server, "token", "revoke", agent_id)
+    assert revoked.returncode == 0 and f"Revoked {agent_id}" in revoked.stdout
+    request = urllib.request.Request(server["url"], method="POST", data=b"{}")
+    request.add_header("Authorization", f"Bearer {token}")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=15)
+    assert refused.value.code == 401
+    assert "'Nightly report'" not in jupyter_mcp(server, "token", "list").stdout
+    wrong = jupyter_mcp(server, "token", "create", "--name", "x", "--token", "wrong")
+    assert wrong.returncode != 0 and "403" in wrong.stderr

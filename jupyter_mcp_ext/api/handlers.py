@@ -16,6 +16,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from ..auth.principal import agent_token
 from ..documents.paths import without_root
 from ..people.agents import person_of
 from ..people.policy import MODES
@@ -30,6 +31,12 @@ class PanelHandler(APIHandler):
 
     def initialize(self, panel: Panel) -> None:
         self.panel = panel
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        # Jupyter does not know agent tokens (so it refuses them anyway); refused first, and said so.
+        if agent_token(self.request.headers) is not None:
+            raise web.HTTPError(403, "Agent credentials cannot use the MCP panel's API; only people can.")
+        await super().prepare()
 
     def body(self) -> dict[str, Any]:
         try:

@@ -71,6 +71,15 @@ class Panel:
     def agents(self) -> list[dict[str, Any]]:
         return [a.to_json() for a in self.services.agents.all()]
 
+    async def end_agent(self, credential_id: str) -> int:
+        """A revoked agent: its live sessions end now (its token is refused from the next request on)."""
+        ended = await self.transport.end_sessions_of("agent:" + credential_id)
+        for agent in self.services.agents.all():
+            if agent.credential.get("id") == credential_id:
+                self.services.agents.forget(agent.id)
+        self.events.emit("session", credential_id)
+        return ended
+
     async def stop(self) -> dict[str, int]:
         """A person's stop: every pending call cancelled, agent code interrupted, every session ended."""
         counts = await self.guard.stop()

@@ -65,6 +65,9 @@ class Agent:
     path: str | None = None
     cell_id: str | None = None
     state: State = "idle"
+    credential: dict[str, str] = field(
+        default_factory=dict
+    )  # what it authenticated with (see ``credential_of``)
     _busy: list[State] = field(default_factory=list, repr=False)  # states of calls in flight
 
     def to_json(self) -> dict[str, Any]:
@@ -81,6 +84,7 @@ class Agent:
             "username": self.username,
             "initials": self.initials,
             "color": self.color,
+            "credential": dict(self.credential),
         }
 
 
@@ -190,7 +194,10 @@ class AgentDirectory:
         suffix = self.suffix
         if suffix is None:
             suffix = " ({user}'s agent)" if person.get("hub") else " (agent)"
-        label = client.get("title") or client.get("name") or "MCP client"
+        credential = credential_of(handler)
+        # An agent with a credential of its own is known by the name the person gave it, in its colour.
+        label = credential.get("name") or client.get("title") or client.get("name") or "MCP client"
+        hue = int(hashlib.sha256(credential["id"].encode()).hexdigest(), 16) if "id" in credential else None
         display = label + suffix.replace("{user}", person["display_name"])
         names = {a.display_name for a in self._agents.values()}
         # A second session of the same client gets a number, so a person can tell the two apart.
@@ -203,8 +210,9 @@ class AgentDirectory:
             display_name=_numbered(label, number, display),
             username=f"mcp-agent-{agent_id}",
             initials=initials(label),
-            color=PALETTE[int(agent_id, 16) % len(PALETTE)],
+            color=PALETTE[(hue if hue is not None else int(agent_id, 16)) % len(PALETTE)],
             session_id=session_id,
+            credential=credential,
         )
 
     def _emit(self, agent: Agent, what: Change) -> None:
@@ -318,6 +326,17 @@ def is_stateless(headers: Mapping[str, str]) -> bool:
     SDK routes by ``MCP-Protocol-Version`` alone (a handshake-era request may omit it)."""
     version = headers.get("mcp-protocol-version")
     return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def credential_of(handler: Any) -> dict[str, str]:
+    """The credential an agent called with, as the panel shows it: its own (name, policy), or the person's."""
+    user = getattr(handler, "current_user", None)
+    own = getattr(user, "credential", None)
+    if own is not None:
+        return {"kind": "agent", "id": own.id, "name": own.name, "policy": own.policy}
+    if getattr(handler, "token_authenticated", False):
+        return {"kind": "jupyter", "label": "your Jupyter token: full access"}
+    return {"kind": "jupyter", "label": "your Jupyter login: full access"}
 
 
 def _session_id(ctx: Any) -> str | None:

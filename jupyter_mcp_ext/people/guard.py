@@ -37,6 +37,11 @@ class Caller:
     user: str
 
 
+def credential_policy(call: Any) -> str | None:
+    """The policy the person chose for the calling agent's own credential (None: the server's alone)."""
+    return getattr(getattr(call.handler, "current_user", None), "agent_policy", None)
+
+
 class Guard:
     def __init__(self, services: Any, journal: Journal, policy: Policy, approvals: Approvals):
         self.services = services
@@ -65,7 +70,7 @@ class Guard:
     async def _run(self, spec: Any, call: Any, args: Any, caller: Caller) -> Any:
         kind = kind_of(spec)
         if kind == "read":
-            self.policy.check(spec.name, kind)
+            self.policy.check(spec.name, kind, credential_policy(call))
             return await spec.run(call, args)
         entry = self.journal.new(
             agent=caller.id,
@@ -78,9 +83,9 @@ class Guard:
         started = time.monotonic()
         try:
             try:
-                if self.policy.check(spec.name, kind) and not self.approvals.allowed_for_turn(
-                    caller.id, spec.name, getattr(args, "path", None)
-                ):
+                if self.policy.check(
+                    spec.name, kind, credential_policy(call)
+                ) and not self.approvals.allowed_for_turn(caller.id, spec.name, getattr(args, "path", None)):
                     await self._approval(spec, call, args, caller, kind)
             except ToolError as err:
                 entry.outcome, entry.error = "denied", str(err)

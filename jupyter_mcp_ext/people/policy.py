@@ -78,16 +78,28 @@ class Policy:
         if self._on_change is not None:
             self._on_change(mode)
 
-    def check(self, tool: str, kind: str) -> bool:
-        """Refuse what the policy forbids (a ToolError); True when a person must approve first."""
-        if self.mode == "off":
+    def check(self, tool: str, kind: str, ceiling: str | None = None) -> bool:
+        """Refuse what the policy forbids (a ToolError); True when a person must approve first.
+
+        ``ceiling`` is the policy of the caller's own credential: the stricter of the two applies.
+        """
+        mode = stricter(self.mode, ceiling)
+        if mode == "off":
             raise ToolError(
                 f"{tool} was refused: agents are paused by the user on this server. "
                 "Nothing was done; wait for the person to resume agents."
             )
-        if self.mode == "read-only" and kind != "read":
+        if mode == "read-only" and kind != "read":
+            whom = "you (this agent's credential)" if mode != self.mode else "agents on this server"
             raise ToolError(
-                f"{tool} was refused: the user has set agents on this server to read-only. "
+                f"{tool} was refused: the user has set {whom} to read-only. "
                 "Reading tools still work; ask the person to allow changes."
             )
-        return self.mode == "ask" and kind in GATED
+        return mode == "ask" and kind in GATED
+
+
+def stricter(mode: str, other: str | None) -> str:
+    """The stricter of two policies (``off`` strictest, ``full`` least); ``None`` adds nothing."""
+    if other not in MODES:
+        return mode
+    return max(mode, other, key=MODES.index)

@@ -12,11 +12,15 @@ import logging
 from http.client import responses
 from typing import Any
 
+from jupyter_server.auth.authorizer import Authorizer
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from tornado import web
 
+from ..auth.handlers import resource_metadata_url
+from ..auth.principal import AgentUser, CredentialAuthorizer, agent_token, authenticate
+from ..auth.tokens import TokenStore
 from ..gate import LoopGate
 from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
@@ -26,9 +30,25 @@ NO_TOKEN = (
     "(or add ?token=<token> to the URL). `jupyter server list` shows the token; "
     "`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up."
 )
+NO_CREDENTIALS = (
+    "This MCP endpoint needs authorization. An agent host that supports MCP's OAuth signs in through "
+    "the browser, where the person allows it in JupyterLab; `jupyter mcp config claude|codex|cursor|vscode|json` "
+    "prints a set-up. A script sends an agent token as 'Authorization: Bearer <token>' "
+    "(`jupyter mcp token create --name <agent>` mints one); set-ups made before still send the Jupyter "
+    "token as 'Authorization: token <token>'."
+)
 BAD_TOKEN = (
     "The Jupyter token sent was not accepted by this server. Compare it with `jupyter server list` "
     "(a generated token changes when the server restarts) and send it as 'Authorization: token <token>'."
+)
+BAD_AGENT_TOKEN = (
+    "This agent token is not accepted here: it was revoked, it expired, or it belongs to another server. "
+    "Ask the person for a new one (`jupyter mcp token create`, or the MCP panel), or connect again."
+)
+PERSON_TOKEN_REFUSED = (
+    "This server does not let agents use the person's own Jupyter token at /mcp "
+    "(MCPExtensionApp.accept_jupyter_token is False). Use an agent token: `jupyter mcp token create "
+    "--name <agent> --policy ask` prints one, sent as 'Authorization: Bearer <token>'."
 )
 OAUTH_DISCOVERY_ROUTES = [
     r"/\.well-known/oauth-protected-resource(/.*)?",
@@ -63,8 +83,19 @@ class MCPHandler(APIHandler):
     # Checked per tool with the authorizer; being authenticated is what the route itself needs.
     auth_resource = "contents"
 
-    def initialize(self, transport: MCPTransport, max_body_bytes: int, gate: LoopGate | None = None) -> None:
+    def initialize(
+        self,
+        transport: MCPTransport,
+        max_body_bytes: int,
+        gate: LoopGate | None = None,
+        tokens: TokenStore | None = None,
+        accept_jupyter_token: bool = True,
+        oauth: bool = False,
+    ) -> None:
+        self.oauth = oauth
         self.transport = transport
+        self.tokens = tokens
+        self.accept_jupyter_token = accept_jupyter_token
         self.gate = gate
         self._waiting: asyncio.Future[None] | None = None
         self._client_gone = False
@@ -72,6 +103,7 @@ class MCPHandler(APIHandler):
         self._body = bytearray()
         self._too_large = False
         self._refusal: str | None = None  # why a request without credentials is refused
+        self._refusal_status = 403
 
     def _execute(self, transforms: Any, *args: Any, **kwargs: Any) -> Any:
         """Tornado's own entry of a request: metered whole as MCP work (issue 14).
@@ -83,7 +115,18 @@ class MCPHandler(APIHandler):
         work = super()._execute(transforms, *args, **kwargs)
         return self.gate.metered(work) if self.gate is not None else work
 
+    @property
+    def authorizer(self) -> Authorizer:  # type: ignore[override]
+        """An agent may do what its person could when they let it in (kept on its credential), under
+        its policy; Jupyter's authorizer knows people (under JupyterHub it would ask the Hub about a
+        token it never saw)."""
+        if isinstance(getattr(self, "_jupyter_current_user", None), AgentUser):
+            return _BY_CREDENTIAL
+        return super().authorizer
+
     def check_xsrf_cookie(self) -> None:
+        if agent_token(self.request.headers) is not None:
+            return  # a bearer token is not a cookie: nothing for a cross-site page to ride on
         # A request nobody authenticated is refused for its missing token (below), not for XSRF:
         # XSRF protects what a cookie authenticated, and such a request still gets the check.
         try:
@@ -95,14 +138,20 @@ class MCPHandler(APIHandler):
 
     async def prepare(self) -> None:  # type: ignore[override]
         refusal = None
-        try:
-            await super().prepare()
-        except web.HTTPError as err:
-            if not (err.status_code == 403 and self.current_user is None and self.check_host()):
-                raise
-            refusal = self._credentials_problem()
-        if refusal is None and self.current_user is None:
-            refusal = self._credentials_problem()
+        bearer = agent_token(self.request.headers)
+        if bearer is not None:
+            refusal = self._as_agent(bearer)
+        else:
+            try:
+                await super().prepare()
+            except web.HTTPError as err:
+                if not (err.status_code == 403 and self.current_user is None and self.check_host()):
+                    raise
+                refusal = self._credentials_problem()
+            if refusal is None and self.current_user is None:
+                refusal = self._credentials_problem()
+            if refusal is None and not self.accept_jupyter_token and self.token_authenticated:
+                refusal = PERSON_TOKEN_REFUSED
         declared = self.request.headers.get("Content-Length", "")
         if refusal is not None:
             if declared.isdigit() and int(declared) <= DRAINED_BODY_BYTES:
@@ -110,13 +159,32 @@ class MCPHandler(APIHandler):
                 # that is still sending it when the connection closes answers a 503 of its own.
                 self._refusal, self._too_large = refusal, True
                 return
-            raise web.HTTPError(403, refusal)  # refused before any of a large body is read
+            self._refusal = refusal
+            raise web.HTTPError(self._refusal_status, refusal)  # refused before any of a large body is read
         if declared.isdigit() and int(declared) > self.max_body_bytes:
             raise web.HTTPError(413, self._too_large_message(int(declared)))
 
+    def _as_agent(self, token: str) -> str | None:
+        """Authenticate an agent token (never shown to Jupyter's identity provider); why not, if not."""
+        if not self.check_host():
+            self.current_user = self._jupyter_current_user = None
+            raise web.HTTPError(403)
+        user = authenticate(self.tokens, token) if self.tokens is not None else None
+        self.current_user = self._jupyter_current_user = user
+        if user is None:
+            self._refusal_status = 401
+            return BAD_AGENT_TOKEN
+        self.set_cors_headers()
+        return None
+
     def _credentials_problem(self) -> str:
         sent = "Authorization" in self.request.headers or "token" in self.request.query_arguments
-        return BAD_TOKEN if sent else NO_TOKEN
+        if sent:
+            return BAD_TOKEN
+        if self.oauth:  # MCP's authorization spec: a 401 naming where to start (RFC 9728)
+            self._refusal_status = 401
+            return NO_CREDENTIALS
+        return NO_TOKEN
 
     def _too_large_message(self, size: int | None = None) -> str:
         got = f"{size} bytes" if size is not None else "larger than that"
@@ -137,10 +205,22 @@ class MCPHandler(APIHandler):
         """Errors as JSON-RPC errors with a message that says what to do: agent hosts show it as is."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
         message = getattr(exc, "log_message", None) or responses.get(status_code, "Error")
-        if status_code == 403 and self._refusal is not None:
+        if status_code in (401, 403) and self._refusal is not None:
             message = self._refusal
+            self.set_status(self._refusal_status)
+            if self._refusal_status == 401:
+                self.set_header("WWW-Authenticate", self._challenge())
         self.set_header("Content-Type", "application/json")
         self.finish(_json_rpc_error(message))
+
+    def _challenge(self) -> str:
+        """``WWW-Authenticate`` of a 401: where the resource metadata is, and what was wrong."""
+        parts = ["Bearer"]
+        if self.oauth:
+            parts.append(f'resource_metadata="{resource_metadata_url(self)}"')
+        if self._refusal != NO_CREDENTIALS:
+            parts.append('error="invalid_token"')
+        return parts[0] + " " + ", ".join(parts[1:])
 
     def _principal(self) -> str:
         """Who owns an MCP session: the SDK answers 404 to anyone else presenting its id.
@@ -149,6 +229,9 @@ class MCPHandler(APIHandler):
         the token itself (hashed) identifies it; otherwise the user name does (JupyterHub, a login
         cookie). A server with authentication off has one anonymous principal.
         """
+        user = self.current_user
+        if isinstance(user, AgentUser):
+            return "agent:" + user.credential.id
         provider = self.identity_provider
         if not provider.auth_enabled:
             return "anonymous"
@@ -158,6 +241,8 @@ class MCPHandler(APIHandler):
         return "user:" + self.current_user.username
 
     async def _serve(self) -> None:
+        if self._refusal is not None:  # an identity Jupyter knows, refused here (accept_jupyter_token)
+            raise web.HTTPError(self._refusal_status, self._refusal)
         if self._too_large:
             raise web.HTTPError(413, self._too_large_message())
         principal = self._principal()
@@ -200,6 +285,9 @@ class MCPHandler(APIHandler):
     @web.authenticated
     async def delete(self) -> None:
         await self._serve()
+
+
+_BY_CREDENTIAL = CredentialAuthorizer()
 
 
 class _QuietLog(logging.LoggerAdapter):

@@ -140,6 +140,14 @@ class MCPTransport:
         self._stopping.clear()
         return count
 
+    async def end_sessions_of(self, principal: str) -> int:
+        """End the sessions ``principal`` holds (a revoked agent's), as their client's DELETE would."""
+        mine = [(sid, s) for sid, s in self.sessions.sessions.items() if s.principal == principal]
+        for session_id, session in mine:
+            self.sessions.sessions.pop(session_id, None)
+            await self._close(session_id, session)
+        return len(mine)
+
     async def serve(
         self, handler: RequestHandler, body: bytes, principal: str, extra_scope: dict[str, Any]
     ) -> None:

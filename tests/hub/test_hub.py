@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import urljoin
 
 import anyio
 import httpx
@@ -26,6 +28,7 @@ from mcp_types import Implementation
 from jupyter_mcp_ext.people.agents import AgentDirectory, person_of
 
 from ..mcp_client import STATELESS, call, connect, fails, ok, text
+from ..oauth_flow import REDIRECT, Flow, pkce, query
 from ..yclient import YPeer
 from .harness import Hub, find_proxy
 
@@ -115,13 +118,15 @@ ALLOWED = {
 USER = {"full": "alice", "read": "alice", "write": "alice", "share": "bob"}
 
 
-@pytest.mark.parametrize("who", ["", "carol"])
-async def test_a_request_without_a_token_for_this_server_is_refused_not_redirected(site: Site, who: str):
+@pytest.mark.parametrize(("who", "status"), [("", 401), ("carol", 403)])
+async def test_a_request_without_a_token_for_this_server_is_refused_not_redirected(
+    site: Site, who: str, status: int
+):
     headers = {**HEADERS, **(site.auth(who) if who else {})}
     async with httpx.AsyncClient(follow_redirects=False) as http:
         for method in ("POST", "GET"):
             response = await http.request(method, f"{site.url}mcp", headers=headers, json=PING)
-            assert response.status_code == 403, (method, response.status_code, response.text)
+            assert response.status_code == status, (method, response.status_code, response.text)
             assert "location" not in response.headers
     assert site.url.endswith("/user/alice/")  # the route sits under the server's base URL
 
@@ -325,3 +330,57 @@ async def test_the_owners_and_the_sharees_agents_are_two_collaborators_in_the_ro
             seen = await alice.wait_for(agents)
     assert set(seen) == {"Claude Code (alice's agent)", "Claude Code (bob's agent)"}
     assert len({u["username"] for u in seen.values()} | {alice.user["username"]}) == 3
+
+
+async def test_oauth_discovery_and_consent_work_through_the_hubs_proxy(site: Site):
+    """Only /user/alice/... reaches alice's server: discovery stays inside it, the consent page sits
+    behind the Hub's login, and the agent token it yields works there and opens nothing else."""
+    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as agent:
+        refused = await agent.post(f"{site.url}mcp", json=PING, headers=HEADERS)
+        assert refused.status_code == 401
+        prm_url = refused.headers["WWW-Authenticate"].split('resource_metadata="')[1].rstrip('"')
+        assert prm_url.startswith(site.url)
+        prm = (await agent.get(prm_url)).json()
+        assert prm["resource"] == f"{site.url}mcp"
+        (issuer,) = prm["authorization_servers"]
+        meta = (
+            await agent.get(f"{issuer}/.well-known/openid-configuration")
+        ).json()  # the one that gets here
+        assert meta["issuer"] == issuer and meta["code_challenge_methods_supported"] == ["S256"]
+        flow = Flow(site.url, agent)
+        flow.meta = meta
+        client = await flow.register(client_name="Hub agent")
+        verifier, challenge = pkce()
+        started = await flow.authorize(client, challenge)
+        assert started.status_code == 302
+        consent_url = urljoin(site.url, started.headers["location"])
+        stranger = await agent.get(consent_url)
+        assert (
+            stranger.status_code == 302 and "code=" not in stranger.headers["location"]
+        )  # to the Hub's login
+        browser = await asyncio.to_thread(site.hub.browser, "alice", site.url)
+        with closing(browser):
+            page = await asyncio.to_thread(browser.get, consent_url)
+            assert page.status_code == 200 and "Hub agent" in page.text, page.text[:300]
+            xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text).group(1)
+            form = {
+                "_xsrf": xsrf,
+                "request": query(consent_url)["request"],
+                "decision": "allow",
+                "policy": "read-only",
+            }
+            back = await asyncio.to_thread(
+                browser.post, consent_url.split("?")[0], data=form, follow_redirects=False
+            )
+        assert back.status_code == 302 and back.headers["location"].startswith(REDIRECT), back.text[:300]
+        code = query(back.headers["location"])["code"]
+        got = await flow.token(
+            client, grant_type="authorization_code", code=code, code_verifier=verifier, redirect_uri=REDIRECT
+        )
+        assert got.status_code == 200, got.text
+        bearer = {"Authorization": f"Bearer {got.json()['access_token']}"}
+        async with connect(site.url, bearer) as mcp:
+            assert "agents read this" in text(await call(mcp, "read_file", path="notes.txt"))
+            assert "read-only" in await fails(mcp, "write_file", path="x.txt", content="x")
+        contents = await agent.get(f"{site.url}api/contents", headers=bearer)
+        assert contents.status_code in (401, 403)

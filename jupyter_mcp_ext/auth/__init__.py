@@ -1,0 +1,1 @@
+"""Who is calling: agent credentials (their store, their principal), apart from Jupyter's people."""

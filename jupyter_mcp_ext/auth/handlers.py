@@ -1,0 +1,208 @@
+"""The OAuth routes as Tornado handlers: discovery, the SDK's authorize/token/register/revoke, consent.
+
+Discovery must work under any ``base_url`` and behind JupyterHub, where only ``<base_url>...``
+reaches this server. So the issuer has a path (``<base_url>oauth``): of the URLs an MCP client tries
+for an issuer with a path, ``<issuer>/.well-known/openid-configuration`` reaches the server there,
+and the 401 at ``/mcp`` names the resource metadata's URL inside the prefix. The RFC locations at
+the host root are served too, for a server that owns its host.
+
+The protocol endpoints are the SDK's own Starlette handlers, run through ``asgi.serve``; they are
+not cookie-authenticated (an agent host calls them), so they skip XSRF and answer any origin. The
+consent page is the one place a person acts: behind Jupyter's login, XSRF-checked, never framed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.utils import url_path_join
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.revoke import RevocationHandler
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+from mcp.server.auth.routes import build_metadata
+from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from mcp.shared.auth import ProtectedResourceMetadata
+from pydantic import AnyHttpUrl
+from tornado import web
+
+from . import consent
+from .asgi import serve
+from .principal import permissions_of
+from .provider import AgentAuthorizationServer
+from .tokens import POLICIES
+
+MAX_BODY = 16 * 1024  # an OAuth request's form or registration JSON is small; more is refused unread
+
+
+def origin(handler: web.RequestHandler) -> str:
+    return f"{handler.request.protocol}://{handler.request.host}"
+
+
+def issuer(handler: Any) -> str:
+    return origin(handler) + url_path_join(handler.base_url, "oauth")
+
+
+def resource_metadata_url(handler: Any) -> str:
+    """Where a client finds the protected resource metadata: inside this server's prefix."""
+    return origin(handler) + url_path_join(handler.base_url, ".well-known", "oauth-protected-resource", "mcp")
+
+
+class OAuthEndpoint(JupyterHandler):
+    """An endpoint an agent host calls without Jupyter credentials: only the Host check of Jupyter's."""
+
+    def initialize(self, server: AgentAuthorizationServer) -> None:
+        self.server = server
+
+    def check_xsrf_cookie(self) -> None:
+        return  # nothing here trusts a cookie
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        if not self.check_host():
+            raise web.HTTPError(403)
+        declared = self.request.headers.get("Content-Length", "0")
+        if not declared.isdigit() or int(declared) > MAX_BODY or len(self.request.body) > MAX_BODY:
+            raise web.HTTPError(413, f"An OAuth request body may be at most {MAX_BODY} bytes.")
+        self.set_header("Access-Control-Allow-Origin", "*")  # browser-based hosts (the MCP Inspector)
+        self.set_header("Cache-Control", "no-store")
+
+    def options(self, *args: Any) -> None:
+        self.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+        self.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type, mcp-protocol-version")
+        self.set_status(204)
+        self.finish()
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        self.set_header("Content-Type", "application/json")
+        message = getattr(exc, "log_message", None) or "request refused"
+        self.finish(json.dumps({"error": "invalid_request", "error_description": message}))
+
+
+class AuthorizationServerMetadata(OAuthEndpoint):
+    """RFC 8414 (and the OpenID-style path): where to authorize, get tokens, register, revoke."""
+
+    def get(self, *args: Any) -> None:
+        metadata = build_metadata(
+            AnyHttpUrl(issuer(self)),
+            None,
+            ClientRegistrationOptions(enabled=True),
+            RevocationOptions(enabled=True),
+        )
+        data = metadata.model_dump(mode="json", exclude_none=True)
+        data["token_endpoint_auth_methods_supported"] = ["client_secret_post", "client_secret_basic", "none"]
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(data))
+
+
+class ProtectedResource(OAuthEndpoint):
+    """RFC 9728: this server's /mcp is protected by its own authorization server."""
+
+    def get(self, *args: Any) -> None:
+        metadata = ProtectedResourceMetadata(
+            resource=AnyHttpUrl(origin(self) + url_path_join(self.base_url, "mcp")),
+            authorization_servers=[AnyHttpUrl(issuer(self))],
+            resource_name="Jupyter (MCP)",
+        )
+        self.set_header("Content-Type", "application/json")
+        self.finish(metadata.model_dump_json(exclude_none=True))
+
+
+class Authorize(OAuthEndpoint):
+    async def get(self) -> None:
+        await serve(self, AuthorizationHandler(self.server).handle)
+
+    async def post(self) -> None:
+        await serve(self, AuthorizationHandler(self.server).handle)
+
+
+class Token(OAuthEndpoint):
+    async def post(self) -> None:
+        await serve(self, TokenHandler(self.server, ClientAuthenticator(self.server)).handle)
+
+
+class Register(OAuthEndpoint):
+    async def post(self) -> None:
+        options = ClientRegistrationOptions(enabled=True)
+        await serve(self, RegistrationHandler(self.server, options=options).handle)
+
+
+class Revoke(OAuthEndpoint):
+    async def post(self) -> None:
+        # mcp 2.3's RevocationRequest requires a client_secret field even of a public client (RFC 7009
+        # has none); an empty one is what such a client means, and ClientAuthenticator ignores it.
+        if b"client_secret=" not in self.request.body:
+            self.request.body += b"&client_secret="
+        await serve(self, RevocationHandler(self.server, ClientAuthenticator(self.server)).handle)
+
+
+class Consent(JupyterHandler):
+    """The person's Allow / Deny, behind Jupyter's login; the only place a code is made."""
+
+    def initialize(self, server: AgentAuthorizationServer) -> None:
+        self.server = server
+
+    @property
+    def content_security_policy(self) -> str:
+        return "frame-ancestors 'none'; default-src 'none'; style-src 'unsafe-inline'"
+
+    def set_default_headers(self) -> None:
+        super().set_default_headers()
+        self.set_header("X-Frame-Options", "DENY")
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("Referrer-Policy", "same-origin")  # "no-referrer" makes the form's Origin null
+
+    @web.authenticated
+    def get(self) -> None:
+        found = self.server.peek_consent(self.get_query_argument("request", ""))
+        if found is None:
+            raise web.HTTPError(
+                400, "This consent request is unknown or expired; start again from the agent."
+            )
+        person = self.current_user
+        self.finish(consent.page(found, person, self.xsrf_form_html()))
+
+    @web.authenticated
+    async def post(self) -> None:
+        # Jupyter checked _xsrf before we got here (a cookie-authenticated POST).
+        found = self.server.take_consent(self.get_body_argument("request", ""))
+        if found is None:
+            raise web.HTTPError(400, "This consent request is unknown, expired or answered already.")
+        if self.get_body_argument("decision", "") != "allow":
+            self.redirect(self.server.deny(found))
+            return
+        policy = self.get_body_argument("policy", "")
+        if policy not in POLICIES:
+            raise web.HTTPError(400, f"policy must be one of {', '.join(POLICIES)}.")
+        person = self.current_user
+        name = getattr(person, "username", "") or "anonymous"
+        display = getattr(person, "display_name", "") or name
+        permissions = await permissions_of(self, self.server.store.checked)
+        self.redirect(self.server.grant(found, name, display, policy, permissions))
+
+
+def routes(
+    base_url: str, server: AgentAuthorizationServer
+) -> list[tuple[str, type[web.RequestHandler], dict[str, Any]]]:
+    """Every OAuth route; register them before any catch-all for ``/.well-known``."""
+    oauth = url_path_join(base_url, "oauth")
+    mcp = url_path_join(base_url, "mcp")
+    as_meta = r"/\.well-known/(?:oauth-authorization-server|openid-configuration)"
+    table: list[tuple[str, type[web.RequestHandler]]] = [
+        (oauth + as_meta, AuthorizationServerMetadata),
+        (as_meta + oauth, AuthorizationServerMetadata),
+        (url_path_join(base_url, r"\.well-known/oauth-protected-resource") + r"(?:/mcp)?", ProtectedResource),
+        (r"/\.well-known/oauth-protected-resource" + mcp, ProtectedResource),
+        (oauth + "/authorize", Authorize),
+        (oauth + "/token", Token),
+        (oauth + "/register", Register),
+        (oauth + "/revoke", Revoke),
+    ]
+    found: list[tuple[str, type[web.RequestHandler], dict[str, Any]]] = [
+        (p, h, {"server": server}) for p, h in table
+    ]
+    found.append((oauth + "/consent", Consent, {"server": server}))
+    return found
