@@ -100,6 +100,30 @@ class MCPExtensionApp(ExtensionApp):
         config=True,
         help="Seconds a call waits for a person's approval (policy 'ask') before it gives up with an error.",
     )
+    max_pending_approvals = Int(
+        8,
+        config=True,
+        help="Calls one agent may have waiting for a person's approval at once (policy 'ask'); one more "
+        "is refused with an error that says so.",
+    )
+    max_approval_chars = Int(
+        100_000,
+        config=True,
+        help="Characters of code or change a call waiting for approval may show (policy 'ask'). A person "
+        "is shown a call whole or not at all: a larger call is refused with an error that says so.",
+    )
+    approval_turn_calls = Int(
+        10,
+        config=True,
+        help="Calls 'approve the rest of this turn' lets through without asking: the same tool on the "
+        "same path, by the same agent. 0 turns the choice off.",
+    )
+    approval_turn_seconds = Float(
+        120.0,
+        config=True,
+        help="Seconds from the approval during which 'approve the rest of this turn' holds; they do not "
+        "restart with each call.",
+    )
     policy_file = Unicode(
         "",
         config=True,
@@ -254,6 +278,12 @@ class MCPExtensionApp(ExtensionApp):
             journal_bytes=self.journal_bytes,
             approval_timeout=self.approval_timeout,
             policy_file=self.policy_file,
+            approval_limits={
+                "per_agent": self.max_pending_approvals,
+                "max_chars": self.max_approval_chars,
+                "turn_calls": self.approval_turn_calls,
+                "turn_seconds": self.approval_turn_seconds,
+            },
         )
 
     def initialize_handlers(self) -> None:

@@ -138,7 +138,8 @@ class ApprovalsHandler(PanelHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.answer({"approvals": [a.to_json() for a in self.panel.approvals.pending()]})
+        approvals = self.panel.approvals
+        self.answer({"approvals": [approvals.to_json(a) for a in approvals.pending()]})
 
 
 class DecisionHandler(PanelHandler):

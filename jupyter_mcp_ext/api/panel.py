@@ -8,6 +8,7 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 
+from ..documents.paths import without_root
 from ..people.approvals import Approvals
 from ..people.guard import Guard
 from ..people.journal import Journal
@@ -39,17 +40,22 @@ class Panel:
         journal_bytes: int = 64_000_000,
         approval_timeout: float,
         policy_file: str,
+        approval_limits: dict[str, Any] | None = None,
     ) -> Panel:
         """Everything the people layer needs, its events on the bus, and the guard in the call pipeline."""
         events = ActivityEvents(event_logger)
-        journal = Journal(journal_size, journal_bytes)
+        journal = Journal(
+            journal_size, journal_bytes, clean=lambda text: without_root(text, services.contents)
+        )
         journal.on_change(lambda entry: events.emit("journal", entry.id))
         path = (
             Path(policy_file) if policy_file else Path(jupyter_data_dir()) / "jupyter_mcp_ext" / "policy.json"
         )
         policy = Policy(path, on_change=lambda mode: events.emit("policy", mode))
         approvals = Approvals(
-            approval_timeout, on_change=lambda approval_id: events.emit("approval", approval_id)
+            approval_timeout,
+            on_change=lambda approval_id: events.emit("approval", approval_id),
+            **(approval_limits or {}),
         )
         guard = Guard(services, journal, policy, approvals)
         services.guard = guard

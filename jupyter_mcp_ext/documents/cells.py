@@ -191,6 +191,19 @@ def source(doc: YNotebook, i: int) -> str:
     return str(doc.ycells[i]["source"])
 
 
+def sources(doc: YNotebook, indices: Iterable[int], *, code_only: bool = False) -> list[tuple[str, str]]:
+    """(id, source) of the cells at ``indices``, in that order; only code cells with ``code_only``.
+
+    What a gated call acts on, as a person approving it is shown it and as the tool then reads it.
+    """
+    all_ids = ids(doc)
+    return [
+        (all_ids[i], source(doc, i))
+        for i in indices
+        if not code_only or doc.ycells[i].get("cell_type") == "code"
+    ]
+
+
 def outputs(doc: YNotebook, i: int) -> list[dict[str, Any]]:
     youtputs = doc.ycells[i].get("outputs")
     return youtputs.to_py() if isinstance(youtputs, Array) else []

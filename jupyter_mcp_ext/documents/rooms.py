@@ -22,7 +22,7 @@ from tornado.web import HTTPError
 from ..errors import ToolError
 from .blank import drop_filler
 from .cells import mark_dirty
-from .paths import api_path, canonical, without_root
+from .paths import canonical, without_root
 from .saving import SaveDeadline
 from .secrets import DEFAULT_DENIED, DeniedFiles
 
@@ -59,8 +59,7 @@ class DocumentService:
 
     async def resolve(self, path: str) -> str:
         """The API path of an existing notebook, or a ToolError that says what to do."""
-        api = await api_path(path, self.contents)
-        self.denied.check(api, self.contents, given=path)
+        api = await self.denied.allowed(path, self.contents)
         # A link to a notebook opens the notebook's own room, not a second one for the same file.
         api = canonical(api, self.contents)
         if not api.endswith(".ipynb"):

@@ -24,7 +24,6 @@ from ..errors import ToolError
 from . import activity
 from .cells import mark_dirty
 from .merge import Edit, apply, describe_conflicts, edits, merge
-from .paths import api_path
 from .saving import SaveDeadline
 from .secrets import DEFAULT_DENIED, DeniedFiles
 from .splices import apply_edits
@@ -74,12 +73,17 @@ class TextDocumentService:
     def collaboration_on(self) -> bool:
         return self._settings.get("jupyter_server_ydoc") is not None
 
+    async def checked(
+        self, path: str, *, what: str = "path", whole: bool = False, moved_to: str | None = None
+    ) -> str:
+        """``DeniedFiles.allowed`` on this server: the check of every file operation, a revert's too."""
+        return await self.denied.allowed(path, self.contents, what=what, whole=whole, moved_to=moved_to)
+
     async def resolve(self, path: str, *, must_exist: bool = True, text_only: bool = True) -> str:
         """The API path of a file (not a folder); notebooks refused when ``text_only``."""
-        api = await api_path(path, self.contents)
+        api = await self.checked(path)
         if not api:
             raise ToolError("A file path is needed; list_files shows what is there.")
-        self.denied.check(api, self.contents, given=path)
         if text_only and api.endswith(".ipynb"):
             raise ToolError(NOTEBOOK_POINTER.format(path=path))
         if await ensure_async(self.contents.dir_exists(api)):

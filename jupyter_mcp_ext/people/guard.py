@@ -16,8 +16,8 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from ..documents import cells as nb
 from ..errors import ToolError
+from . import shown
 from .approvals import Approval, Approvals
 from .journal import Journal
 from .policy import Policy, kind_of
@@ -79,7 +79,7 @@ class Guard:
         try:
             try:
                 if self.policy.check(spec.name, kind) and not self.approvals.allowed_for_turn(
-                    caller.id, kind
+                    caller.id, spec.name, getattr(args, "path", None)
                 ):
                     await self._approval(spec, call, args, caller, kind)
             except ToolError as err:
@@ -113,10 +113,12 @@ class Guard:
                 self.journal.add(entry)
 
     async def _approval(self, spec: Any, call: Any, args: Any, caller: Caller, kind: str) -> None:
-        code, change = await self._describe(spec, args)
+        """Wait for a person to approve what they are shown; the call then does that or nothing."""
+        what = await shown.describe(self.services, spec, args)
         approval = Approval(
-            caller.id, caller.client, spec.name, getattr(args, "path", None), kind, code, change
+            caller.id, caller.client, spec.name, getattr(args, "path", None), kind, what.code, what.change
         )
+        self.approvals.admit(approval)  # before anything else is held for it
         agents = self.services.agents
         was = caller.agent.state
         agents.set_state(caller.agent, "waiting", path=approval.path)
@@ -129,38 +131,8 @@ class Guard:
             await self.approvals.wait(approval, report)
         finally:
             agents.set_state(caller.agent, was)
-
-    async def _describe(self, spec: Any, args: Any) -> tuple[str | None, str | None]:
-        """The code a call would run, or the change it would make, as a person is shown it."""
-        name = spec.name
-        code = getattr(args, "code", None) if name == "execute_code" else None
-        if name == "insert_and_execute":
-            code = args.source
-        if name in ("execute_cells", "delete_cells"):
-            with contextlib.suppress(ToolError):
-                _, doc = await self.services.documents.open(args.path)
-                chosen = (
-                    list(range(len(doc.ycells)))
-                    if getattr(args, "all", False)
-                    else nb.find_all(doc, args.cell_ids or [])
-                )
-                text = "\n\n".join(f"# cell {nb.ids(doc)[i]}\n{nb.source(doc, i)}" for i in chosen)
-                if name == "execute_cells":
-                    code = text
-                else:
-                    return None, f"delete {len(chosen)} cell(s) of {args.path}:\n{text}"
-        if code is not None:
-            return code, None
-        change = {
-            "write_file": lambda: f"write {getattr(args, 'path', '')}:\n{getattr(args, 'content', '')}",
-            "edit_file": lambda: f"in {args.path}, replace:\n{args.old_string}\nwith:\n{args.new_string}",
-            "rename_path": lambda: f"rename {args.path} to {args.new_path}",
-            "delete_path": lambda: f"delete {args.path}",
-            "restart_kernel": lambda: f"restart the kernel of {args.path}: its variables are lost",
-        }.get(name)
-        if change is not None:
-            return None, change()
-        return None, f"{name} {args.model_dump_json(exclude_none=True)}"
+        await shown.confirm(self.services, spec, what)
+        call.shown_cells = what.cells  # the tool compares them with what it reads, as it acts
 
     def caller(self, call: Any) -> Caller:
         """The agent of this call, from the agent directory (which knows it already: same request)."""

@@ -16,6 +16,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 SHOWN_CHARS = 4000  # of a change's before/after text in the API; the journal keeps it whole
+FIELD_CHARS = {"path": 1000, "error": 2000, "note": 2000}  # kept of an entry's texts (an agent's input)
+NAME_CHARS = 200  # kept of a tool, agent, client or user name
+ENTRY_BYTES = 400  # what an entry costs beyond its texts and changes
 MAX_AGENTS_DROPPED = 10_000  # agents whose newest dropped entry is remembered, to say so on a revert
 
 
@@ -40,12 +43,15 @@ class Change:
     undo: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "cell_id": self.cell_id,
             "kind": self.kind,
             "before": shown(self.before),
             "after": shown(self.after),
         }
+        if not self.undo.get("revertible", True):
+            data["why"] = shown(str(self.undo.get("why", "")), FIELD_CHARS["error"])  # why no revert
+        return data
 
 
 @dataclass
@@ -104,8 +110,9 @@ class Journal:
     """The last ``limit`` entries within ``max_bytes``, newest last; listeners hear of each new or
     changed entry."""
 
-    def __init__(self, limit: int, max_bytes: int = 64_000_000):
+    def __init__(self, limit: int, max_bytes: int = 64_000_000, clean: Callable[[str], str] | None = None):
         self.limit = max(1, limit)
+        self._clean = clean or (lambda text: text)  # takes the server's own folder out of an error
         self.max_bytes = max(1, max_bytes)
         self.bytes = 0
         self._entries: OrderedDict[int, Entry] = OrderedDict()
@@ -124,10 +131,14 @@ class Journal:
         return entry
 
     def add(self, entry: Entry) -> None:
-        entry.size = _bytes(entry.changes)
+        """Keep ``entry``, every text in it cut to a sane size and counted toward ``max_bytes``: an
+        agent chooses its paths and arguments, and a refused call must cost no more than a line."""
+        self._cut(entry)
+        fields = [entry.path, entry.error, entry.note, entry.tool, entry.agent, entry.client, entry.user]
+        entry.size = ENTRY_BYTES + _bytes(fields) + _bytes(entry.changes)
         if entry.size > self.max_bytes:
             _keep_for_review_only(entry, self.max_bytes)
-            entry.size = _bytes(entry.changes)
+            entry.size = ENTRY_BYTES + _bytes(fields) + _bytes(entry.changes)
         self._entries[entry.id] = entry
         self.bytes += entry.size
         while len(self._entries) > 1 and (len(self._entries) > self.limit or self.bytes > self.max_bytes):
@@ -139,6 +150,16 @@ class Journal:
             if len(self._dropped_of) > MAX_AGENTS_DROPPED:
                 self._dropped_of.popitem(last=False)
         self.changed(entry)
+
+    def _cut(self, entry: Entry) -> None:
+        if entry.error is not None:
+            entry.error = self._clean(entry.error)
+        for name, limit in FIELD_CHARS.items():
+            text = getattr(entry, name)
+            if text is not None:
+                setattr(entry, name, shown(str(text), limit))
+        for name in ("tool", "agent", "client", "user"):
+            setattr(entry, name, shown(str(getattr(entry, name)), NAME_CHARS))
 
     def too_old(self, entry_id: int) -> str | None:
         """Why entry ``entry_id`` cannot be reverted if the journal dropped it, else None."""

@@ -19,6 +19,14 @@ from . import changes
 from .journal import Change
 
 MAX_KEPT_FILE = 2_000_000  # bytes of a file kept to undo a write or a delete
+NOT_KEPT = (
+    f"the file was too large (over {MAX_KEPT_FILE:,} bytes) or binary, so it was not kept and this "
+    "write cannot be undone; put it back by hand (from a backup or the trash)"
+)
+
+
+def _bytes(size: Any) -> str:
+    return f"{size:,} bytes" if isinstance(size, int) else "size unknown"
 
 
 class Recorder:
@@ -61,6 +69,8 @@ class Recorder:
                 "text": await self._text(path),
                 "deleting": self.tool == "delete_path",
             }
+            if self._file["text"] is None:  # absent, or there but not kept: which one matters
+                self._file["stamp"] = await self._stamp(path)
             if self._file["deleting"]:
                 self._file["model"] = await self._model(path)
 
@@ -120,6 +130,16 @@ class Recorder:
                 ]
             return []
         after = await self._text(path)
+        stamp = f.get("stamp")
+        if stamp is not None:  # a file too large (or binary) to keep was there: never a creation
+            now = await self._stamp(path)
+            if now == stamp:
+                return []
+            undo = {"path": path, "revertible": False, "why": NOT_KEPT}
+            was = f"({_bytes(stamp[0])}, not kept)"
+            return [
+                Change("file", None, was, after if after is not None else f"({_bytes(now and now[0])})", undo)
+            ]
         if after is None or after == f["text"]:
             return []
         return [Change("file", None, f["text"], after, {"path": path})]
@@ -136,6 +156,18 @@ class Recorder:
                 if size is None or size <= MAX_KEPT_FILE:
                     return (await files.read_text(path)).text
         return None
+
+    async def _stamp(self, path: str) -> tuple[Any, Any] | None:
+        """A file's size and last change, to tell whether a file not kept was changed; None if absent."""
+        contents = self.services.contents
+        with contextlib.suppress(Exception):
+            if not await ensure_async(contents.file_exists(path)):
+                return None
+        try:
+            model = await ensure_async(contents.get(path, content=False))
+        except Exception:
+            return (None, None)  # there, but unreadable: still never a creation
+        return (model.get("size"), str(model.get("last_modified")))
 
     async def _model(self, path: str) -> dict[str, Any] | None:
         """The saved model of a file about to be deleted, to save back on a revert."""

@@ -7,6 +7,7 @@ not a rewrite), so people editing the notebook keep their text and their cursors
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -15,9 +16,11 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 from pycrdt import Array, Map
+from tornado.web import HTTPError
 
 from ..documents import cells as nb
 from ..documents.merge import Edit, apply, undo
+from ..documents.paths import without_root
 from ..documents.splices import apply_edits
 from ..errors import ToolError
 from .journal import Change, Entry, Journal, iso
@@ -58,10 +61,16 @@ class Reverter:
     def __init__(self, journal: Journal, services: Any):
         self.journal = journal
         self.services = services
+        self._one_at_a_time = asyncio.Lock()
 
     async def revert(self, entries: list[Entry], by: dict[str, str] | None = None) -> RevertResult:
         """Revert entries newest first, each whole or not at all; ``by`` is the person reverting
-        (``user`` and display ``name``), recorded on each entry reverted."""
+        (``user`` and display ``name``), recorded on each entry reverted. Reverts run one at a time:
+        two people (or two clicks) reverting one entry must not both undo it."""
+        async with self._one_at_a_time:
+            return await self._revert(entries, by)
+
+    async def _revert(self, entries: list[Entry], by: dict[str, str] | None) -> RevertResult:
         result = RevertResult()
         for entry in sorted(entries, key=lambda e: e.id, reverse=True):
             if entry.reverted or not entry.changes:
@@ -101,17 +110,37 @@ class Reverter:
             await self._revert_file(change)
 
     async def _revert_file(self, change: Change) -> None:
-        files, contents = self.services.text_documents, self.services.contents
+        """Undo a file change; every path goes through the tools' own check (``checked``) first, as the
+        file system may have changed since (a link to a secret, or out of the root, in its place)."""
         undo = change.undo
         if not undo.get("revertible", True):
             raise Conflict(undo.get("why", "this change cannot be reverted"))
+        try:
+            await self._revert_file_checked(change)
+        except ToolError as err:
+            why = str(err).split("Read it again")[0].strip()  # what follows is advice to an agent
+            raise Conflict(f"not reverted: {why}") from err
+        except HTTPError as err:  # the contents manager's words may name the server's own folder
+            why = without_root(
+                err.log_message or err.reason or f"error {err.status_code}", self.services.contents
+            )
+            raise Conflict(f"the file could not be put back: {why}") from err
+
+    async def _revert_file_checked(self, change: Change) -> None:
+        files, contents = self.services.text_documents, self.services.contents
+        undo = change.undo
         if "rename" in undo:
-            old, new = undo["rename"]
+            old = await files.checked(undo["rename"][0])
+            new = await files.checked(undo["rename"][1], whole=True, moved_to=old)
+            if not old or not new:
+                raise Conflict("the server root cannot be renamed")
             if await ensure_async(contents.exists(old)) or not await ensure_async(contents.exists(new)):
                 raise Conflict(f"'{new}' is no longer there, or '{old}' exists again")
             await ensure_async(contents.rename(new, old))
             return
-        path = undo["path"]
+        path = await files.checked(undo["path"])
+        if not path:
+            raise Conflict("the change names no file")
         exists = await ensure_async(contents.file_exists(path))
         if change.after is None:  # deleted: put it back unless something took its place
             if exists:
@@ -128,11 +157,8 @@ class Reverter:
             await ensure_async(contents.delete(path))
             return
         updated = apply(current, undo_edits(change.before, change.after, current))
-        try:  # based on the text just read: an edit landing in between is kept, or refused
-            await files.write_text(path, updated, base=current)
-        except ToolError as err:
-            why = str(err).split("Read it again")[0].strip()  # what follows is advice to an agent
-            raise Conflict(f"'{path}' could not be put back: {why}") from err
+        # based on the text just read: an edit landing in between is kept, or refused (a conflict)
+        await files.write_text(path, updated, base=current)
 
 
 def _plan(doc: Any, change: Change) -> Step:

@@ -219,6 +219,8 @@ async def delete_cells(ctx: ToolContext, args: DeleteCells) -> ToolResult:
     path, doc = await ctx.open_notebook(args.path)
     indices = nb.find_all(doc, args.cell_ids)
     deleted = [nb.ids(doc)[i] for i in sorted(set(indices))]
+    if ctx.shown_cells is not None:  # a person approved deleting these cells as they were
+        ctx.confirm_shown("delete_cells", nb.sources(doc, sorted(set(indices))))
     busy = [(cid, t) for cid in deleted if (t := activity.recently_typed(doc, cid)) is not None]
     if busy and not args.force:
         named = "; ".join(

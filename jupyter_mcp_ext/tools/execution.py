@@ -46,11 +46,12 @@ async def execute_cells(ctx: ToolContext, args: ExecuteCells) -> ToolResult:
     if not args.cell_ids and not args.all:
         raise ToolError("Say which cells: cell_ids=[...] or all=true.")
     path, doc = await ctx.open_notebook(args.path)
-    indices = list(range(len(doc.ycells))) if args.all else nb.find_all(doc, args.cell_ids or [])
-    cells = [(nb.ids(doc)[i], nb.source(doc, i)) for i in indices if doc.ycells[i].get("cell_type") == "code"]
+    indices = range(len(doc.ycells)) if args.all else nb.find_all(doc, args.cell_ids or [])
+    cells = nb.sources(doc, indices, code_only=True)
+    ctx.confirm_shown("execute_cells", cells)  # what runs is these strings: no later read
     if not cells:
         raise ToolError("None of those cells is a code cell; only code cells run.")
-    run = await _start(ctx, path, doc, cells, args.stop_on_error)
+    run = await _start(ctx, path, doc, [*cells], args.stop_on_error)
     return await _finish(ctx, run, args.timeout, args.interrupt_on_cancel)
 
 

@@ -218,11 +218,9 @@ class RenamePath(Args):
 @tool("rename_path", RenamePath, obj(path="string", sessions_moved="integer"), action="write")
 async def rename_path(ctx: ToolContext, args: RenamePath) -> ToolResult:
     """Rename or move a file or folder; a notebook's kernel session follows it."""
-    contents = ctx.services.contents
-    old = await api_path(args.path, contents)
-    new = await api_path(args.new_path, contents, what="new_path")
-    for api, given in ((old, args.path), (new, args.new_path)):
-        ctx.services.text_documents.denied.check(api, contents, given=given)
+    contents, files = ctx.services.contents, ctx.services.text_documents
+    new = await files.checked(args.new_path, what="new_path")
+    old = await files.checked(args.path, whole=True, moved_to=new)
     if not old or not new:
         raise ToolError("The server root cannot be renamed, nor anything renamed to it.")
     if not await ensure_async(contents.exists(old)):
@@ -267,10 +265,9 @@ class DeletePath(Args):
 async def delete_path(ctx: ToolContext, args: DeletePath) -> ToolResult:
     """Delete a file or folder (to the trash where the server keeps one)."""
     contents = ctx.services.contents
-    api = await api_path(args.path, contents)
+    api = await ctx.services.text_documents.checked(args.path, whole=True)
     if not api:
         raise ToolError("The server root cannot be deleted; give a path inside it.")
-    ctx.services.text_documents.denied.check(api, contents, given=args.path)
     if not await ensure_async(contents.exists(api)):
         raise ToolError(f"Nothing at '{args.path}'. list_files shows what is there.")
     try:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..documents import activity
 from ..errors import ToolError
+from ..people.shown import confirm_cells
 from .authz import is_allowed
 
 if TYPE_CHECKING:
@@ -57,6 +58,13 @@ class ToolContext:
     handler: JupyterHandler | None
     request: ServerRequestContext[Any, Any]
     on_open: Callable[[str, YNotebook], None] | None = None  # the journal's snapshot of what a call edits
+    shown_cells: list[tuple[str, str]] | None = None  # (id, source) a person approved acting on
+
+    def confirm_shown(self, tool: str, cells: list[tuple[str, str]]) -> None:
+        """Refuse (a ToolError) when a person approved this call on other cells than it acts on now;
+        called in the same step as the tool reads them, so nothing can change in between."""
+        if self.shown_cells is not None:
+            confirm_cells(tool, self.shown_cells, cells)
 
     async def open_notebook(self, path: str) -> tuple[str, YNotebook]:
         """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user

@@ -1,0 +1,121 @@
+"""What a person is shown before a gated call goes ahead, and the check that it still does that.
+
+A person approves what the card showed, so that is what may happen: the code of an
+``execute_code`` or ``insert_and_execute`` comes from the call's own arguments; the cells of an
+``execute_cells`` or ``delete_cells`` are held here and the tool compares them with what it reads,
+in the same step that it acts (``ToolContext.confirm_shown``); the file a ``write_file``,
+``edit_file``, ``rename_path`` or ``delete_path`` acts on is fingerprinted when shown and again
+once approved. Anything changed in between refuses the call: the person is asked again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from jupyter_ydoc import YNotebook, YUnicode
+from tornado.web import HTTPError
+
+from ..documents import cells as nb
+from ..documents.paths import api_path, canonical
+from ..errors import ToolError
+
+CHANGED = (
+    "{tool} was refused: {what} changed after the person was asked to approve it, so it is no longer "
+    "what they approved. Nothing was done. Call again to ask them about what is there now."
+)
+FILE_TARGETS = {"write_file": ("path",), "edit_file": ("path",), "delete_path": ("path",)}
+FILE_TARGETS["rename_path"] = ("path", "new_path")
+
+
+@dataclass
+class Shown:
+    """The code or change a person is shown, and what must still hold when they approve it."""
+
+    code: str | None
+    change: str | None
+    cells: list[tuple[str, str]] | None = None  # (id, source) the call acts on, as shown
+    targets: dict[str, Any] = field(default_factory=dict)  # path -> fingerprint when shown
+
+
+async def describe(services: Any, spec: Any, args: Any) -> Shown:
+    """The code a call would run, or the change it would make, as a person is shown it."""
+    name = spec.name
+    if name == "execute_code":
+        return Shown(args.code, None)
+    if name == "insert_and_execute":
+        return Shown(args.source, None)
+    if name in ("execute_cells", "delete_cells"):
+        if name == "execute_cells" and not args.cell_ids and not args.all:
+            raise ToolError("Say which cells: cell_ids=[...] or all=true.")
+        _, doc = await services.documents.open(args.path)
+        # An unknown id fails here as it would in the tool: no one is asked about nothing.
+        if name == "execute_cells":
+            every = range(len(doc.ycells)) if args.all else nb.find_all(doc, args.cell_ids or [])
+            cells = nb.sources(doc, every, code_only=True)
+        else:
+            cells = nb.sources(doc, sorted(set(nb.find_all(doc, args.cell_ids))))
+        text = "\n\n".join(f"# cell {cid}\n{src}" for cid, src in cells)
+        if name == "execute_cells":
+            return Shown(text, None, cells)
+        return Shown(None, f"delete {len(cells)} cell(s) of {args.path}:\n{text}", cells)
+    change = {
+        "write_file": lambda: f"write {args.path}:\n{args.content}",
+        "edit_file": lambda: f"in {args.path}, replace:\n{args.old_string}\nwith:\n{args.new_string}",
+        "rename_path": lambda: f"rename {args.path} to {args.new_path}",
+        "delete_path": lambda: f"delete {args.path}",
+        "restart_kernel": lambda: f"restart the kernel of {args.path}: its variables are lost",
+    }.get(name, lambda: f"{name} {args.model_dump_json(exclude_none=True)}")()
+    paths = [getattr(args, a) for a in FILE_TARGETS.get(name, ())]
+    return Shown(None, change, targets={p: await fingerprint(services, p) for p in paths})
+
+
+async def confirm(services: Any, spec: Any, shown: Shown) -> None:
+    """Refuse (a ToolError) when a file the call acts on changed since the person was shown it."""
+    for path, before in shown.targets.items():
+        if await fingerprint(services, path) != before:
+            raise ToolError(CHANGED.format(tool=spec.name, what=f"'{path}'"))
+
+
+def confirm_cells(tool: str, shown: list[tuple[str, str]], now: list[tuple[str, str]]) -> None:
+    """Refuse when the cells a tool is about to act on are not those a person approved."""
+    if now != shown:
+        raise ToolError(CHANGED.format(tool=tool, what="the cells (their source, or which cells there are)"))
+
+
+async def fingerprint(services: Any, path: str) -> Any:
+    """What a file change acts on, to tell later whether it changed: the text of a notebook's cells
+    or of a text file (the live shared document's when a room holds it), else the saved file's type,
+    time and size; None when nothing is there."""
+    contents = services.contents
+    try:
+        api = await api_path(path, contents)
+    except ToolError:
+        return ("unusable", path)  # the tool refuses it with its own message
+    text: str | None = None
+    if api.endswith(".ipynb"):
+        api = canonical(api, contents)
+        doc = await services.text_documents.live_document(api, "notebook", "json")
+        if isinstance(doc, YNotebook):
+            text = "\x00".join(src for _, src in nb.sources(doc, range(len(doc.ycells))))
+    else:
+        doc = await services.text_documents.live_document(api)
+        if isinstance(doc, YUnicode):
+            text = doc.get()
+    if text is None:
+        try:
+            model = await ensure_async(contents.get(api, content=False))
+        except HTTPError:
+            return None
+        kind, size = model.get("type"), model.get("size")
+        if kind == "file" and isinstance(size, int) and size <= services.text_documents.max_file_bytes:
+            model = await ensure_async(contents.get(api, content=True, type="file"))
+            text = str(model.get("content"))
+        elif kind == "notebook":
+            model = await ensure_async(contents.get(api, content=True, type="notebook"))
+            text = "\x00".join(str(c.get("source", "")) for c in model["content"].get("cells", []))
+        else:
+            return (kind, model.get("last_modified"), size)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

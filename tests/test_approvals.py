@@ -1,0 +1,294 @@
+"""A person's approval holds against the agent that asked (issue 18): what was approved is what
+runs, or nothing does; "the rest of this turn" reaches only the same tool on the same notebook, for
+a few calls and a fixed time; what waits is bounded; invisible characters are flagged."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from traitlets.config import Config
+
+from .mcp_client import connect, fails, ok, text
+from .panel import PanelAPI
+
+TURN_CALLS = 3
+TURN_SECONDS = 8.0
+MAX_CHARS = 50_000
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, tmp_path) -> Config:
+    app = jp_server_config.MCPExtensionApp
+    app.approval_timeout = 30.0
+    app.policy_file = str(tmp_path / "state" / "policy.json")
+    app.max_pending_approvals = 2
+    app.max_approval_chars = MAX_CHARS
+    app.approval_turn_calls = TURN_CALLS
+    app.approval_turn_seconds = TURN_SECONDS
+    return jp_server_config
+
+
+async def waiting(panel: PanelAPI, tool: str | None = None) -> dict:
+    """The first call (of ``tool``) waiting for approval, once there is one."""
+
+    async def probe():
+        return [a for a in (await panel.get("approvals"))["approvals"] if tool in (None, a["tool"])]
+
+    return (await panel.until(probe))[0]
+
+
+async def answer(panel: PanelAPI, approval: dict, decision: str = "approve", **more) -> None:
+    await panel.post(f"approvals/{approval['id']}", {"decision": decision, **more})
+
+
+async def ask(panel: PanelAPI) -> None:
+    await panel.post("policy", {"mode": "ask"})
+
+
+# -- 1. what was approved is what runs ---------------------------------------------------------
+
+
+async def test_a_cell_edited_while_its_run_waits_is_not_run(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("swap.ipynb", cells=["print('harmless')", "x = 1"])
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        first, second = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        run = asyncio.create_task(
+            agent.call_tool("execute_cells", {"path": path, "cell_ids": [first, second]})
+        )
+        approval = await waiting(panel)
+        assert "print('harmless')" in approval["code"]
+        # Edits are not gated: the agent swaps the code under the card.
+        await ok(agent, "update_cell", path=path, cell_id=first, source="print('swapped in')")
+        await answer(panel, approval)
+        result = await run
+        assert result.is_error, text(result)
+        assert "changed after the person was asked" in text(result) and "Call again" in text(result)
+        cells = (await ok(agent, "read_cells", path=path))["cells"]
+        assert cells[0]["outputs"] == [] and cells[1]["outputs"] == []  # neither cell ran
+        assert "changed after the person was asked" in (await panel.entry("execute_cells"))["error"]
+
+        # Asked again, the card shows what is there now, and that runs.
+        run = asyncio.create_task(agent.call_tool("execute_cells", {"path": path, "cell_ids": [first]}))
+        approval = await waiting(panel)
+        assert "print('swapped in')" in approval["code"]
+        await answer(panel, approval)
+        assert "swapped in" in text(await run)
+
+
+async def test_a_cell_added_while_a_run_of_all_cells_waits_is_not_run(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("all.ipynb", cells=["a = 1"])
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        run = asyncio.create_task(agent.call_tool("execute_cells", {"path": path, "all": True}))
+        approval = await waiting(panel)
+        await ok(agent, "insert_cells", path=path, cells=[{"source": "print('unseen')"}])
+        await answer(panel, approval)
+        result = await run
+        assert result.is_error and "changed after the person was asked" in text(result)
+        assert all(c["outputs"] == [] for c in (await ok(agent, "read_cells", path=path))["cells"])
+
+
+async def test_a_run_of_unknown_cells_fails_without_asking_anyone(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    """Else the card would show nothing to run, and cells made with that id later would run unseen."""
+    path = make_notebook("none.ipynb", cells=["a = 1"])
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        assert "nope" in await fails(agent, "execute_cells", path=path, cell_ids=["nope"])
+    assert (await panel.get("approvals"))["approvals"] == []
+
+
+async def test_cells_edited_while_their_deletion_waits_are_kept(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("del.ipynb", cells=["old = 1", "keep = 2"])
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        first = (await ok(agent, "get_notebook", path=path))["cells"][0]["id"]
+        delete = asyncio.create_task(agent.call_tool("delete_cells", {"path": path, "cell_ids": [first]}))
+        approval = await waiting(panel)
+        assert "old = 1" in approval["change"]
+        await ok(agent, "update_cell", path=path, cell_id=first, source="precious = 'work'")
+        await answer(panel, approval)
+        assert "changed after the person was asked" in text(await delete)
+        assert len((await ok(agent, "get_notebook", path=path))["cells"]) == 2
+
+
+async def test_a_notebook_edited_while_its_deletion_waits_is_kept(
+    server_url, jp_auth_header, make_notebook, jp_root_dir, panel
+):
+    path = make_notebook("gone.ipynb", cells=["a = 1"])
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        (cell,) = (await ok(agent, "get_notebook", path=path))["cells"]
+        delete = asyncio.create_task(agent.call_tool("delete_path", {"path": path}))
+        approval = await waiting(panel)
+        await ok(agent, "update_cell", path=path, cell_id=cell["id"], source="a = 'changed since'")
+        await answer(panel, approval)
+        result = await delete
+        assert result.is_error and "changed after the person was asked" in text(result)
+    assert (jp_root_dir / path).exists()
+
+
+async def test_a_file_changed_while_its_overwrite_waits_is_kept(
+    server_url, jp_auth_header, jp_root_dir, panel
+):
+    (jp_root_dir / "notes.txt").write_text("first version\n")
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        write = asyncio.create_task(
+            agent.call_tool("write_file", {"path": "notes.txt", "content": "agent's\n"})
+        )
+        approval = await waiting(panel)
+        (jp_root_dir / "notes.txt").write_text("a person's newer version\n")
+        await answer(panel, approval)
+        assert "changed after the person was asked" in text(await write)
+        assert (jp_root_dir / "notes.txt").read_text() == "a person's newer version\n"
+
+        # Unchanged, the approved write goes through.
+        write = asyncio.create_task(
+            agent.call_tool("write_file", {"path": "notes.txt", "content": "agent's\n"})
+        )
+        await answer(panel, await waiting(panel))
+        assert not (await write).is_error
+    assert (jp_root_dir / "notes.txt").read_text() == "agent's\n"
+
+
+async def test_code_is_shown_whole_and_a_call_over_the_bound_is_refused(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("big.ipynb")
+    await ask(panel)
+    long = "x = 1\n" * 5_000 + "print('the end')"  # 30,016 characters: more than the card once showed
+    async with connect(server_url, jp_auth_header) as agent:
+        run = asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": long}))
+        approval = await waiting(panel)
+        assert approval["code"] == long  # whole, never cut
+        await answer(panel, approval, "deny")
+        await run
+
+        huge = "# padding\n" * (MAX_CHARS // 10) + "import os"
+        started = time.monotonic()
+        message = await fails(agent, "insert_and_execute", path=path, source=huge)
+        assert time.monotonic() - started < 10  # refused at once, not after a wait
+        assert f"at most {MAX_CHARS:,}" in message and "Nothing was done" in message
+        assert (await panel.get("approvals"))["approvals"] == []
+        assert (await ok(agent, "get_notebook", path=path))["cells"] == []
+
+
+# -- 2. "the rest of this turn" ------------------------------------------------------------------
+
+
+async def test_the_rest_of_a_turn_is_the_same_tool_on_the_same_notebook_for_a_few_calls(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    a = make_notebook("a.ipynb")
+    b = make_notebook("b.ipynb")
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        first = asyncio.create_task(agent.call_tool("execute_code", {"path": a, "code": "1"}))
+        approval = await waiting(panel)
+        assert approval["rest_of_turn"] == {"calls": TURN_CALLS, "seconds": TURN_SECONDS}
+        await answer(panel, approval, rest_of_turn=True)
+        assert not (await first).is_error
+        await ok(agent, "execute_code", path=a, code="2")  # the same tool, the same notebook: unasked
+
+        for tool, args in [
+            ("execute_code", {"path": b, "code": "import os"}),  # another notebook
+            ("restart_kernel", {"path": a}),  # another tool
+            ("set_kernel", {"path": a, "kernel_name": "python3"}),
+            ("execute_cells", {"path": a, "all": True}),
+        ]:
+            if tool == "execute_cells":
+                await ok(agent, "insert_cells", path=a, cells=[{"source": "3"}])
+            other = asyncio.create_task(agent.call_tool(tool, args))
+            held = await waiting(panel, tool)
+            assert held["path"] == args["path"]
+            await answer(panel, held, "deny")
+            assert "denied" in text(await other)
+
+        await ok(agent, "execute_code", path=a, code="4")
+        await ok(agent, "execute_code", path=a, code="5")  # the third call after the approval
+        over = asyncio.create_task(agent.call_tool("execute_code", {"path": a, "code": "6"}))
+        await answer(panel, await waiting(panel), "deny")  # a fourth is asked about again
+        assert (await over).is_error
+
+
+async def test_the_rest_of_a_turn_ends_a_fixed_time_after_the_approval(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    """It does not slide: an agent that keeps calling does not keep the permission."""
+    path = make_notebook("time.ipynb")
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        first = asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": "1"}))
+        await answer(panel, await waiting(panel), rest_of_turn=True)
+        approved = time.monotonic()
+        assert not (await first).is_error
+        await asyncio.sleep(TURN_SECONDS / 2)
+        await ok(agent, "execute_code", path=path, code="2")  # within the time: unasked
+        await asyncio.sleep(max(0.0, approved + TURN_SECONDS + 0.5 - time.monotonic()))
+        late = asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": "3"}))
+        await answer(panel, await waiting(panel), "deny")
+        assert (await late).is_error
+
+
+# -- 6b. what waits is bounded -------------------------------------------------------------------
+
+
+async def test_an_agent_may_have_only_a_few_calls_waiting(server_url, jp_auth_header, make_notebook, panel):
+    path = make_notebook("many.ipynb")
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent, connect(server_url, jp_auth_header) as other:
+        calls = [
+            asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": f"{n}"}))
+            for n in range(2)
+        ]
+
+        async def two():
+            return len((await panel.get("approvals"))["approvals"]) == 2
+
+        await panel.until(two)
+        message = await fails(agent, "execute_code", path=path, code="3")
+        assert "2 of your calls already wait" in message and "at most 2" in message
+        # Another agent is not held back by this one.
+        theirs = asyncio.create_task(other.call_tool("execute_code", {"path": path, "code": "4"}))
+
+        async def three():
+            return len((await panel.get("approvals"))["approvals"]) == 3
+
+        await panel.until(three)
+        for approval in (await panel.get("approvals"))["approvals"]:
+            await answer(panel, approval, "deny")
+        for done in await asyncio.gather(*calls, theirs):
+            assert done.is_error and "denied" in text(done)
+
+
+# -- 7. invisible characters ---------------------------------------------------------------------
+
+
+async def test_an_approval_with_invisible_characters_says_so(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    path = make_notebook("bidi.ipynb")
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        for code, hidden in [
+            ('m = "\u202e";import os;os.system("id")#"', True),
+            ("x = 1\u200b", True),
+            ("a = 1\r# hides the line before in a terminal", True),
+            ("print('plain')\n\tpass  # tabs and line breaks are fine", False),
+            ("print('日本語 and é are visible')", False),
+        ]:
+            run = asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": code}))
+            approval = await waiting(panel)
+            assert approval["hidden_controls"] is hidden, code
+            assert approval["code"] == code
+            await answer(panel, approval, "deny")
+            await run

@@ -1,0 +1,176 @@
+"""Regression tests for issue 18 (findings 3, 4, 5, 6a, 9b, 9c of the hostile review): a revert is held
+to the tools' path rules, folders are judged by what they hold, big files are journaled as what they
+are, the journal is bounded in everything it keeps, and errors carry no server path.
+
+The "second process" changing the file system under the agent is the test itself (``os.symlink``,
+``os.remove`` on ``jp_root_dir``), as another program of the person's would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from traitlets.config import Config
+
+from jupyter_mcp_ext.documents import secrets
+
+from .mcp_client import connect, fails, ok
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    # Hidden files served, as many set it: the deny-list alone keeps .kube/config and .git/config away.
+    jp_server_config.ContentsManager.allow_hidden = True
+    return jp_server_config
+
+
+# -- finding 3: reverts skip the path rules -----------------------------------------------------------
+
+
+async def test_a_revert_never_writes_a_secret_a_link_now_leads_to(
+    server_url, jp_auth_header, jp_root_dir, panel
+):
+    (jp_root_dir / "notes.txt").write_text("alpha\n")
+    (jp_root_dir / "secret.pem").write_text("-----BEGIN KEY-----\nbeta\n")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "edit_file", path="notes.txt", old_string="alpha", new_string="beta")
+        os.remove(jp_root_dir / "notes.txt")  # another process swaps the file for a link to the secret
+        os.symlink("secret.pem", jp_root_dir / "notes.txt")
+        assert "denied_files" in await fails(agent, "read_file", path="notes.txt")
+    result = await panel.revert((await panel.entry("edit_file"))["id"], status=409)
+    assert "denied_files" in result["conflicts"][0]["reason"]
+    assert (jp_root_dir / "secret.pem").read_text() == "-----BEGIN KEY-----\nbeta\n"
+
+
+async def test_a_revert_never_creates_a_file_outside_the_root(
+    server_url, jp_auth_header, jp_root_dir, tmp_path, panel
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "write_file", path="gone.txt", content="draft\n")
+        await ok(agent, "delete_path", path="gone.txt")
+    os.symlink(outside / "planted.txt", jp_root_dir / "gone.txt")  # a dangling link out of the root
+    result = await panel.revert((await panel.entry("delete_path"))["id"], status=409)
+    assert "outside the Jupyter server root" in result["conflicts"][0]["reason"]
+    assert not (outside / "planted.txt").exists()
+    assert str(tmp_path) not in json.dumps(result)
+
+
+async def test_a_revert_of_a_rename_never_moves_a_secret(server_url, jp_auth_header, jp_root_dir, panel):
+    (jp_root_dir / "draft.txt").write_text("text\n")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "rename_path", path="draft.txt", new_path="final.txt")
+    os.remove(jp_root_dir / "final.txt")  # another process puts a folder of keys in its place
+    (jp_root_dir / "final.txt").mkdir()
+    (jp_root_dir / "final.txt" / "server.key").write_text("KEY")
+    result = await panel.revert((await panel.entry("rename_path"))["id"], status=409)
+    assert "denied_files" in result["conflicts"][0]["reason"]
+    assert (jp_root_dir / "final.txt" / "server.key").read_text() == "KEY"
+    assert not (jp_root_dir / "draft.txt").exists()
+
+
+# -- finding 4: the deny-list judges a folder by what it holds ----------------------------------------
+
+
+async def test_a_folder_holding_a_secret_is_neither_deleted_nor_renamed(
+    server_url, jp_auth_header, jp_root_dir
+):
+    for name, text in {
+        "keys/server.pem": "CERT",
+        ".kube/config": "token: s3cr3t",
+        "proj/.git/config": "url = https://user:pat@host",
+        "stuff/config": "plain",
+    }.items():
+        (jp_root_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (jp_root_dir / name).write_text(text)
+    async with connect(server_url, jp_auth_header) as agent:
+        message = await fails(agent, "delete_path", path="keys")
+        assert "denied_files" in message and "keys/server.pem" in message, message
+        assert "denied_files" in await fails(agent, "rename_path", path=".kube", new_path="kubex")
+        assert "denied_files" in await fails(agent, "rename_path", path="proj", new_path="project")
+        assert "denied_files" in await fails(agent, "rename_path", path="proj/.git", new_path="proj/git")
+        assert "denied_files" in await fails(agent, "delete_path", path="proj")
+        # the new name would make a plain file a denied one (stuff/config -> .kube/config)
+        (jp_root_dir / ".kube" / "config").unlink()
+        (jp_root_dir / ".kube").rmdir()
+        assert "denied_files" in await fails(agent, "rename_path", path="stuff", new_path=".kube")
+        assert "No file" in await fails(agent, "read_file", path="kubex/config")
+        await ok(agent, "rename_path", path="stuff", new_path="things")  # an ordinary folder moves
+    assert (jp_root_dir / "keys/server.pem").read_text() == "CERT"
+    assert (jp_root_dir / "proj/.git/config").exists()
+    assert (jp_root_dir / "things/config").read_text() == "plain"
+
+
+async def test_a_folder_too_large_to_check_is_refused_with_a_clear_message(
+    server_url, jp_auth_header, jp_root_dir, monkeypatch
+):
+    monkeypatch.setattr(secrets, "MAX_TREE_ENTRIES", 50)
+    for i in range(60):
+        (jp_root_dir / "big" / f"d{i % 3}").mkdir(parents=True, exist_ok=True)
+        (jp_root_dir / "big" / f"d{i % 3}" / f"f{i}.txt").write_text("x")
+    async with connect(server_url, jp_auth_header) as agent:
+        message = await fails(agent, "delete_path", path="big")
+        assert "more than 50 entries" in message and "Nothing was" in message, message
+        await ok(agent, "delete_path", path="big/d0")  # 20 files: checked, and nothing secret
+    assert (jp_root_dir / "big" / "d1").exists() and not (jp_root_dir / "big" / "d0").exists()
+
+
+# -- finding 5: big files journaled wrong -------------------------------------------------------------
+
+
+BIG = 3_500_000
+
+
+async def test_an_overwrite_of_a_file_too_big_to_keep_is_journaled_as_not_revertible(
+    server_url, jp_auth_header, jp_root_dir, panel
+):
+    (jp_root_dir / "big.txt").write_text("a" * BIG)
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "write_file", path="big.txt", content="b" * BIG)
+        same_size = await panel.entry("write_file")
+        await ok(agent, "write_file", path="big.txt", content="tiny")
+    tiny = await panel.entry("write_file")
+    assert tiny["id"] != same_size["id"]
+    for entry in (same_size, tiny):
+        (change,) = entry["changes"]
+        assert change["before"] is not None and "not kept" in change["before"], change  # never a creation
+        assert not entry["revertible"] and "too large" in change["why"]
+    result = await panel.revert(tiny["id"], status=409)
+    assert "too large" in result["conflicts"][0]["reason"]
+    assert (jp_root_dir / "big.txt").read_text() == "tiny"  # the person's file is still there
+
+
+# -- finding 6a: the journal's byte bound counts everything it keeps ----------------------------------
+
+
+HUGE_PATH = "p" * 4_000_000
+
+
+async def test_refused_calls_with_huge_paths_are_journaled_compactly(server_url, jp_auth_header, panel):
+    await panel.post("policy", {"mode": "read-only"})
+    async with connect(server_url, jp_auth_header) as agent:
+        for _ in range(30):
+            assert "read-only" in await fails(agent, "write_file", path=HUGE_PATH, content="x")
+    response = await panel.http.get(panel.base + "journal")
+    entries = response.json()["entries"]
+    assert len(entries) == 30 and all(e["outcome"] == "denied" for e in entries)
+    assert len(response.content) < 200_000, len(response.content)
+    assert all(len(e["path"]) < 2000 and "more characters" in e["path"] for e in entries)
+
+
+class TestEveryFieldCounts:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config):
+        jp_server_config.MCPExtensionApp.journal_bytes = 20_000
+        return jp_server_config
+
+    async def test_paths_and_errors_count_toward_the_journals_bytes(self, server_url, jp_auth_header, panel):
+        await panel.post("policy", {"mode": "read-only"})
+        async with connect(server_url, jp_auth_header) as agent:
+            for n in range(60):
+                await fails(agent, "write_file", path=f"{n}" + "q" * 5000, content="x")
+        entries = await panel.journal()
+        assert 0 < len(entries) < 60  # the oldest went: each refused call holds its (cut) path
