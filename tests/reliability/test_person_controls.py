@@ -44,6 +44,7 @@ SHOWN = 20_000  # characters of code a card shows (people/approvals.py SHOWN_CHA
 FILE_PATHS = (*FILES, "files/new.txt", "files/link.txt/o.txt", "files/link.txt/new.txt", "secret.pem")
 FOLDERS = ("keys", ".ssh", ".kube", "files")
 NEW_NAMES = ("files/renamed.txt", "kubex", "files/keys2", "files/link.txt")
+DECISIONS = ("approve", "deny", "approve the rest of the turn", "approve as the agent edits the cell")
 READS = (*FILES, "kubex/config", "files/keys2/server.pem", "files/link.txt/o.txt")
 
 
@@ -76,6 +77,7 @@ class PersonControls(RuleBasedStateMachine):
         shape=st.sampled_from(["plain", "bidi", "hidden tail"]),
     )
     def agent_runs_code(self, agent: int, notebook: str, shape: str) -> None:
+        """Finding 6b and 7: a card shows the code whole (or the call is refused), controls flagged."""
         shown = new_marker()
         code = statement(shown)
         markers = [shown]
@@ -90,14 +92,20 @@ class PersonControls(RuleBasedStateMachine):
     @rule(
         agent=st.sampled_from(AGENTS),
         notebook=st.sampled_from(NOTEBOOKS),
-        how=st.sampled_from(["execute_cells", "insert_and_execute"]),
+        how=st.sampled_from(["execute_cells", "insert_and_execute", "all cells"]),
     )
     def agent_runs_a_cell(self, agent: int, notebook: str, how: str) -> None:
         marker = new_marker()
         if how == "insert_and_execute":
+            self.w.put(notebook, marker)
             self.w.launch(agent, how, {"path": notebook, "source": statement(marker)}, [marker])
             return
-        cell_id = self.w.insert_cell(agent, notebook, statement(marker))
+        cell_id = self.w.insert_cell(agent, notebook, marker)
+        if how == "all cells":  # every cell of the notebook: whatever the test ever put in it
+            self.w.launch(
+                agent, "execute_cells", {"path": notebook, "all": True}, self.w.markers_in(notebook)
+            )
+            return
         self.w.launch(
             agent, how, {"path": notebook, "cell_ids": [cell_id]}, [marker], cell=(notebook, cell_id)
         )
@@ -106,12 +114,12 @@ class PersonControls(RuleBasedStateMachine):
     def agent_edits_a_cell_waiting_to_run(self, agent: int, pick: int) -> None:
         """Finding 1: the card shows one code, the agent then edits the cell (edits are not gated)."""
         cells = self.w.waiting_cells()
-        if not cells:
-            return
-        notebook, cell_id = cells[pick % len(cells)]
-        self.w.call(
-            agent, "update_cell", {"path": notebook, "cell_id": cell_id, "source": statement(new_marker())}
-        )
+        if cells:
+            self.w.edit_cell(agent, *cells[pick % len(cells)])
+
+    @rule(agent=st.sampled_from(AGENTS), notebook=st.sampled_from(NOTEBOOKS))
+    def agent_restarts_the_kernel(self, agent: int, notebook: str) -> None:
+        self.w.launch(agent, "restart_kernel", {"path": notebook}, [])
 
     @rule(
         agent=st.sampled_from(AGENTS),
@@ -157,9 +165,7 @@ class PersonControls(RuleBasedStateMachine):
 
     # -- the person --------------------------------------------------------------------------
 
-    @rule(
-        pick=st.integers(0, 20), decision=st.sampled_from(["approve", "deny", "approve the rest of the turn"])
-    )
+    @rule(pick=st.integers(0, 20), decision=st.sampled_from(DECISIONS))
     def person_decides(self, pick: int, decision: str) -> None:
         self.w.decide(pick, decision)
 

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import nbformat
 
-from .controls import NOTEBOOKS, Ledger, OtherProcess, Site, held_bytes, rss_bytes
+from .controls import NOTEBOOKS, Ledger, OtherProcess, Site, held_bytes, new_marker, rss_bytes, statement
 from .raw_client import RawClient
 
 SETTLE = 30.0  # seconds a new call has to show its card or answer
@@ -58,6 +58,7 @@ class World:
         self.ledger = Ledger(app.approval_turn_calls, app.approval_turn_seconds)
         self.calls: list[Call] = []
         self.cards: dict[str, Call] = {}
+        self.in_notebook: dict[str, set[str]] = {}  # markers ever written into each notebook's cells
         self.stats: Counter[str] = Counter()
         self.worst: Counter[str] = Counter()
         self.rss0 = rss_bytes()
@@ -139,10 +140,31 @@ class World:
         self.stats["calls"] += 1
         return self._run(self._call(agent, tool, args))
 
-    def insert_cell(self, agent: int, notebook: str, source: str) -> str:
-        result = self.call(agent, "insert_cells", {"path": notebook, "cells": [{"source": source}]})
+    def put(self, notebook: str, marker: str) -> None:
+        self.in_notebook.setdefault(notebook, set()).add(marker)
+
+    def markers_in(self, notebook: str) -> list[str]:
+        return sorted(self.in_notebook.get(notebook, ()))
+
+    def insert_cell(self, agent: int, notebook: str, marker: str) -> str:
+        self.put(notebook, marker)
+        result = self.call(
+            agent, "insert_cells", {"path": notebook, "cells": [{"source": statement(marker)}]}
+        )
         assert not result.get("isError"), result
         return result["structuredContent"]["cell_ids"][0]
+
+    def edit_cell(self, agent: int, notebook: str, cell_id: str) -> None:
+        """The agent rewrites a cell to code no card showed."""
+        self._run(self._edit_cell(agent, notebook, cell_id))
+
+    async def _edit_cell(self, agent: int, notebook: str, cell_id: str) -> None:
+        marker = new_marker()
+        self.put(notebook, marker)
+        self.stats["calls"] += 1
+        await self._call(
+            agent, "update_cell", {"path": notebook, "cell_id": cell_id, "source": statement(marker)}
+        )
 
     def launch(
         self,
@@ -202,11 +224,13 @@ class World:
             self.ledger.approve(card.get("code"))
         if decision == "approve the rest of the turn":
             body["rest_of_turn"] = True
-        status, _ = await self._panel("POST", f"approvals/{card['id']}", body)
+        deciding = self._panel("POST", f"approvals/{card['id']}", body)
+        if decision == "approve as the agent edits the cell" and call.cell is not None:
+            (status, _), _ = await asyncio.gather(deciding, self._edit_cell(call.agent, *call.cell))
+        else:
+            status, _ = await deciding
         assert status in (200, 404), f"deciding {card['id']}: HTTP {status}"
-        if (
-            status == 200 and decision == "approve the rest of the turn"
-        ):  # its clock starts after the server's
+        if status == 200 and decision == "approve the rest of the turn":  # the server's clock started first
             self.ledger.grant(call.agent, call.tool, call.args.get("path"))
         self.stats[f"decisions: {decision}"] += 1
         with suppress(TimeoutError):
