@@ -8,8 +8,10 @@ The "second process" changing the file system under the agent is the test itself
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+from pathlib import Path
 
 import pytest
 from traitlets.config import Config
@@ -174,3 +176,57 @@ class TestEveryFieldCounts:
                 await fails(agent, "write_file", path=f"{n}" + "q" * 5000, content="x")
         entries = await panel.journal()
         assert 0 < len(entries) < 60  # the oldest went: each refused call holds its (cut) path
+
+
+# -- findings 9b and 9c: revert's input and errors -----------------------------------------------------
+
+
+async def test_a_revert_takes_integer_ids_only(server_url, jp_auth_header, panel):
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "write_file", path="one.txt", content="1")
+    entry = await panel.entry("write_file")
+    for body, field in (
+        ({"entry": entry["id"] + 0.9}, "entry"),
+        ({"entry": True}, "entry"),
+        ({"entry": str(entry["id"])}, "entry"),
+        ({"agent": entry["agent"], "since": 1.5}, "since"),
+        ({"agent": entry["agent"], "since": False}, "since"),
+    ):
+        response = await panel.http.post(panel.base + "revert", json=body)
+        assert response.status_code == 400 and field in response.json()["message"], (body, response.text)
+    assert not (await panel.entry("write_file"))["reverted"]
+
+
+async def test_concurrent_reverts_answer_without_server_paths(server_url, jp_auth_header, jp_root_dir, panel):
+    async with connect(server_url, jp_auth_header) as agent:
+        for n in range(5):
+            await ok(agent, "write_file", path=f"made{n}.txt", content="new\n")
+    entries = [e for e in await panel.journal() if e["tool"] == "write_file"]
+    for entry in entries:
+        responses = await asyncio.gather(
+            *(panel.http.post(panel.base + "revert", json={"entry": entry["id"]}) for _ in range(4))
+        )
+        for response in responses:
+            assert response.status_code in (200, 409), response.text
+            assert (
+                str(jp_root_dir) not in response.text and os.path.realpath(jp_root_dir) not in response.text
+            )
+        assert sum(entry["id"] in r.json().get("reverted", []) for r in responses) == 1
+    assert not list(Path(jp_root_dir).glob("made*.txt"))
+
+
+async def test_tool_errors_and_the_journal_carry_no_server_path(
+    server_url, jp_auth_header, jp_root_dir, panel
+):
+    (jp_root_dir / "plain.txt").write_text("x")
+    (jp_root_dir / "d").mkdir()
+    async with connect(server_url, jp_auth_header) as agent:
+        texts = [  # the contents manager's message names the folder it could not create, on disk
+            await fails(agent, "write_file", path="plain.txt/inner.txt", content="x"),
+            await fails(agent, "create_notebook", path="plain.txt/n.ipynb"),
+            await fails(agent, "rename_path", path="d", new_path="plain.txt/d"),
+        ]
+    errors = [e["error"] for e in await panel.journal()]
+    assert len(errors) == 3 and all("Not a directory" in text for text in texts + errors), texts + errors
+    for text in texts + errors:
+        assert str(jp_root_dir) not in text and os.path.realpath(jp_root_dir) not in text, text

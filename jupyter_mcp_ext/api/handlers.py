@@ -16,6 +16,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from ..documents.paths import without_root
 from ..people.agents import person_of
 from ..people.policy import MODES
 from .panel import Panel
@@ -38,6 +39,14 @@ class PanelHandler(APIHandler):
         if not isinstance(data, dict):
             raise web.HTTPError(400, "The body must be a JSON object.")
         return data
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Jupyter's JSON error, without the server's own folder in it (a contents error names it)."""
+        kind, error, trace = kwargs.get("exc_info") or (None, None, None)
+        if isinstance(error, web.HTTPError) and error.get_message():
+            message = without_root(error.get_message() or "", self.panel.services.contents)
+            kwargs["exc_info"] = (kind, web.HTTPError(error.status_code, message, reason=error.reason), trace)
+        super().write_error(status_code, **kwargs)
 
     def answer(self, data: dict[str, Any], status: int = 200) -> None:
         self.set_status(status)
@@ -168,10 +177,11 @@ class StopHandler(PanelHandler):
 
 
 def _int(value: Any, name: str) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError) as err:
-        raise web.HTTPError(400, f"{name} must be a journal entry id (a number).") from err
+    """A journal entry id as JSON gives it: an integer, never a float cut down or a bool (a revert of
+    entry 1 for ``true`` or ``1.9`` undoes what the person did not pick)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise web.HTTPError(400, f"{name} must be a journal entry id: a whole number such as 12.")
+    return value
 
 
 def routes(base_url: str, panel: Panel) -> list[tuple[str, type[PanelHandler], dict[str, Any]]]:

@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from .._version import __version__
+from ..documents.paths import without_root
 from ..errors import ToolError
 from ..services import Services
 from ..tools.authz import handler_of, listing_for
@@ -76,8 +77,8 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
                 done(result.data)
         except ValidationError as err:
             return _error(f"Invalid arguments for {spec.name}: {_explain(err)}")
-        except ToolError as err:
-            return _error(str(err))
+        except ToolError as err:  # a contents manager's words may name the server's own folder
+            return _error(without_root(str(err), services.contents))
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException:  # pycrdt panics are BaseExceptions: they must not end the session
