@@ -23,6 +23,8 @@ from typing import Any
 RAN_ENV = "MCP_PROPSUITE_RAN"  # the kernel's environment names the log of markers run
 NOTEBOOKS = ("nb/a.ipynb", "nb/b.ipynb")
 FILES = ("files/notes.txt", "files/data.txt", "files/gone.txt", "files/link.txt")
+BIG = "files/big.txt"  # a person's file too big for the journal to keep (finding 5)
+BIG_BYTES = 2_500_000
 DENIED = ("secret.pem", ".ssh/id_rsa", "keys/server.pem", ".kube/config")
 TOP = {"nb", "files", "keys", ".ssh", ".kube", "secret.pem"}  # what the root holds at the start
 MARKER = re.compile(r"M\d{5}")
@@ -71,6 +73,8 @@ class Site:
         for rel in FILES[:2]:
             (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
             (self.root / rel).write_text(f"{rel}: the person's text\nsecond line\n")
+        line = "the person's big file, second line\n"
+        (self.root / BIG).write_text((line * (BIG_BYTES // len(line) + 1))[:BIG_BYTES])
         for rel, secret in self.secrets.items():
             path = self.root / rel
             if path.is_symlink() or not path.is_file() or path.read_text() != secret:
@@ -98,6 +102,15 @@ class Site:
                     f"outside the root, {rel} was {'created' if rel not in self._outside else 'changed'}"
                 )
         return found
+
+    def lost(self, approved: Iterable[str]) -> str | None:
+        """The person's big file, if it is gone though no approved call deleted or moved it (or a
+        folder holding it)."""
+        if os.path.lexists(self.root / BIG):
+            return None
+        if any(p == BIG or BIG.startswith(p.rstrip("/") + "/") for p in approved):
+            return None
+        return BIG
 
     def leaked(self, text: str) -> str | None:
         """The denied file whose secret ``text`` carries, if any."""

@@ -18,9 +18,11 @@ secrets, out of the root, dangling), renames and deletes them. After every step:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pytest
@@ -34,16 +36,24 @@ from hypothesis.stateful import (
 )
 
 from . import figures
-from .controls import FILES, LINK_TARGETS, NOTEBOOKS, RAN_ENV, new_marker, statement
+from .controls import BIG, FILES, LINK_TARGETS, NOTEBOOKS, RAN_ENV, new_marker, statement
 from .world import World
 
-EXAMPLES = int(os.environ.get("PROPSUITE_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("PROPSUITE_EXAMPLES", "24"))
 STEPS = 14
 AGENTS = (0, 1)
 SHOWN = 20_000  # characters of code a card shows (people/approvals.py SHOWN_CHARS)
-FILE_PATHS = (*FILES, "files/new.txt", "files/link.txt/o.txt", "files/link.txt/new.txt", "secret.pem")
+FILE_PATHS = (*FILES, BIG, "files/new.txt", "files/link.txt/o.txt", "files/link.txt/new.txt", "secret.pem")
 FOLDERS = ("keys", ".ssh", ".kube", "files")
 NEW_NAMES = ("files/renamed.txt", "kubex", "files/keys2", "files/link.txt")
+THEN = (
+    "wait",
+    "wait",
+    "approve",
+    "deny",
+    "approve the rest of the turn",
+    "approve as the agent edits the cell",
+)
 DECISIONS = ("approve", "deny", "approve the rest of the turn", "approve as the agent edits the cell")
 READS = (*FILES, "kubex/config", "files/keys2/server.pem", "files/link.txt/o.txt")
 
@@ -57,6 +67,17 @@ def jp_server_config(jp_server_config, tmp_path):
     jp_server_config.MCPExtensionApp.approval_turn_seconds = 8.0  # and to outlast
     jp_server_config.ContentsManager.allow_hidden = True  # the hostile case: .ssh, .kube reachable
     return jp_server_config
+
+
+def counted(step: Callable[..., None]) -> Callable[..., None]:
+    """A step that counts itself in the figures (which kinds of steps the interleavings held)."""
+
+    @functools.wraps(step)
+    def run(self: PersonControls, **kwargs: Any) -> None:
+        self.w.stats[f"step {step.__name__}"] += 1
+        step(self, **kwargs)
+
+    return run
 
 
 class PersonControls(RuleBasedStateMachine):
@@ -75,8 +96,10 @@ class PersonControls(RuleBasedStateMachine):
         agent=st.sampled_from(AGENTS),
         notebook=st.sampled_from(NOTEBOOKS),
         shape=st.sampled_from(["plain", "bidi", "hidden tail"]),
+        then=st.sampled_from(THEN),
     )
-    def agent_runs_code(self, agent: int, notebook: str, shape: str) -> None:
+    @counted
+    def agent_runs_code(self, agent: int, notebook: str, shape: str, then: str) -> None:
         """Finding 6b and 7: a card shows the code whole (or the call is refused), controls flagged."""
         shown = new_marker()
         code = statement(shown)
@@ -87,72 +110,71 @@ class PersonControls(RuleBasedStateMachine):
             hidden = new_marker()
             code = f"{code}\n#{'x' * SHOWN}\n{statement(hidden)}"
             markers.append(hidden)
-        self.w.launch(agent, "execute_code", {"path": notebook, "code": code}, markers)
+        self.w.launch(agent, "execute_code", {"path": notebook, "code": code}, markers, then=then)
 
     @rule(
         agent=st.sampled_from(AGENTS),
         notebook=st.sampled_from(NOTEBOOKS),
         how=st.sampled_from(["execute_cells", "insert_and_execute", "all cells"]),
+        then=st.sampled_from(THEN),
     )
-    def agent_runs_a_cell(self, agent: int, notebook: str, how: str) -> None:
+    @counted
+    def agent_runs_a_cell(self, agent: int, notebook: str, how: str, then: str) -> None:
         marker = new_marker()
         if how == "insert_and_execute":
             self.w.put(notebook, marker)
-            self.w.launch(agent, how, {"path": notebook, "source": statement(marker)}, [marker])
+            self.w.launch(agent, how, {"path": notebook, "source": statement(marker)}, [marker], then=then)
             return
         cell_id = self.w.insert_cell(agent, notebook, marker)
         if how == "all cells":  # every cell of the notebook: whatever the test ever put in it
-            self.w.launch(
-                agent, "execute_cells", {"path": notebook, "all": True}, self.w.markers_in(notebook)
-            )
+            markers = self.w.markers_in(notebook)
+            self.w.launch(agent, "execute_cells", {"path": notebook, "all": True}, markers, then=then)
             return
-        self.w.launch(
-            agent, how, {"path": notebook, "cell_ids": [cell_id]}, [marker], cell=(notebook, cell_id)
-        )
+        args = {"path": notebook, "cell_ids": [cell_id]}
+        self.w.launch(agent, how, args, [marker], cell=(notebook, cell_id), then=then)
 
     @rule(agent=st.sampled_from(AGENTS), pick=st.integers(0, 20))
+    @counted
     def agent_edits_a_cell_waiting_to_run(self, agent: int, pick: int) -> None:
         """Finding 1: the card shows one code, the agent then edits the cell (edits are not gated)."""
         cells = self.w.waiting_cells()
         if cells:
             self.w.edit_cell(agent, *cells[pick % len(cells)])
 
-    @rule(agent=st.sampled_from(AGENTS), notebook=st.sampled_from(NOTEBOOKS))
-    def agent_restarts_the_kernel(self, agent: int, notebook: str) -> None:
-        self.w.launch(agent, "restart_kernel", {"path": notebook}, [])
+    @rule(agent=st.sampled_from(AGENTS), notebook=st.sampled_from(NOTEBOOKS), then=st.sampled_from(THEN))
+    @counted
+    def agent_restarts_the_kernel(self, agent: int, notebook: str, then: str) -> None:
+        self.w.launch(agent, "restart_kernel", {"path": notebook}, [], then=then)
 
     @rule(
         agent=st.sampled_from(AGENTS),
-        tool=st.sampled_from(["write_file", "edit_file", "delete_path"]),
-        path=st.sampled_from(FILE_PATHS),
+        tool=st.sampled_from(["write_file", "edit_file", "delete_path", "rename_path"]),
+        path=st.sampled_from(FILE_PATHS + FOLDERS),
+        new_path=st.sampled_from(NEW_NAMES),
+        then=st.sampled_from(THEN),
     )
-    def agent_changes_a_file(self, agent: int, tool: str, path: str) -> None:
+    @counted
+    def agent_changes_files(self, agent: int, tool: str, path: str, new_path: str, then: str) -> None:
+        """Findings 3 to 5: files changed (later reverted) while the other process swaps them for
+        links; folders deleted or renamed with the secrets they hold; a big file overwritten."""
         args: dict[str, Any] = {"path": path}
         if tool == "write_file":
             args.update(content=f"written by agent {agent} ({new_marker()})\n", overwrite=True)
         elif tool == "edit_file":
             args.update(old_string="second line", new_string=f"edited by agent {agent}")
-        self.w.launch(agent, tool, args, [])
-
-    @rule(
-        agent=st.sampled_from(AGENTS),
-        path=st.sampled_from(FOLDERS + FILES),
-        new_path=st.sampled_from(NEW_NAMES),
-    )
-    def agent_renames(self, agent: int, path: str, new_path: str) -> None:
-        self.w.launch(agent, "rename_path", {"path": path, "new_path": new_path}, [])
-
-    @rule(agent=st.sampled_from(AGENTS), path=st.sampled_from(FOLDERS))
-    def agent_deletes_a_folder(self, agent: int, path: str) -> None:
-        self.w.launch(agent, "delete_path", {"path": path}, [])
+        elif tool == "rename_path":
+            args.update(new_path=new_path)
+        self.w.launch(agent, tool, args, [], then=then)
 
     @rule(agent=st.sampled_from(AGENTS), path=st.sampled_from(READS))
+    @counted
     def agent_reads_a_file(self, agent: int, path: str) -> None:
         self.w.call(agent, "read_file", {"path": path})
 
     @rule(
         agent=st.sampled_from(AGENTS), what=st.sampled_from(["long paths", "long code"]), n=st.integers(1, 12)
     )
+    @counted
     def agent_floods(self, agent: int, what: str, n: int) -> None:
         """Finding 6: calls that wait (or are refused) holding megabytes each."""
         for _ in range(n):
@@ -166,26 +188,34 @@ class PersonControls(RuleBasedStateMachine):
     # -- the person --------------------------------------------------------------------------
 
     @rule(pick=st.integers(0, 20), decision=st.sampled_from(DECISIONS))
+    @counted
     def person_decides(self, pick: int, decision: str) -> None:
         self.w.decide(pick, decision)
 
     @rule(pick=st.integers(0, 50), how=st.sampled_from(["entry", "agent since", "odd id"]))
+    @counted
     def person_reverts(self, pick: int, how: str) -> None:
         self.w.revert(pick, how)
 
     # -- another process -----------------------------------------------------------------------
 
-    @rule(path=st.sampled_from(FILES), to=st.sampled_from(LINK_TARGETS))
-    def other_process_links(self, path: str, to: str) -> None:
-        self.w.other.link(path, to)
-
-    @rule(path=st.sampled_from(FILES), to=st.sampled_from(FILES))
-    def other_process_renames(self, path: str, to: str) -> None:
-        self.w.other.rename(path, to)
-
-    @rule(path=st.sampled_from(FILES), how=st.sampled_from(["delete", "write"]))
-    def other_process_deletes_or_writes(self, path: str, how: str) -> None:
-        (self.w.other.delete if how == "delete" else self.w.other.write)(path)
+    @rule(
+        how=st.sampled_from(["link", "rename", "delete", "write"]),
+        path=st.sampled_from(FILES),
+        link_to=st.sampled_from(LINK_TARGETS),
+        new_path=st.sampled_from(FILES),
+    )
+    @counted
+    def other_process(self, how: str, path: str, link_to: str, new_path: str) -> None:
+        """Another process on the machine: a file becomes a link (to a secret, out of the root,
+        dangling), is renamed, deleted or rewritten, under the server's feet."""
+        other = self.w.other
+        if how == "link":
+            other.link(path, link_to)
+        elif how == "rename":
+            other.rename(path, new_path)
+        else:
+            (other.delete if how == "delete" else other.write)(path)
 
     # -- after every step ----------------------------------------------------------------------
 

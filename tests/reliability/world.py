@@ -27,7 +27,19 @@ from .raw_client import RawClient
 SETTLE = 30.0  # seconds a new call has to show its card or answer
 ANSWER = 60.0  # seconds a decided call has to answer
 HIDDEN = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")  # what a card must flag
+# The bounds issue 18 asks for, as the app's settings name them; the defaults let the suite run
+# against a server from before them, to show what it finds there.
+BOUNDS = {
+    "max_pending_approvals": 8,
+    "max_approval_chars": 100_000,
+    "approval_turn_calls": 10,
+    "approval_turn_seconds": 120.0,
+}
 ODD_IDS = (1.9, True, "1e0", None, [1])
+
+
+def setting(app: Any, name: str) -> Any:
+    return getattr(app, name, BOUNDS[name])
 
 
 @dataclass
@@ -55,7 +67,7 @@ class World:
         self.loop, self.agents, self.http, self.base = loop, agents, http, base
         self.site, self.other, self.app = site, OtherProcess(site), app
         self.secret_dirs = secret_dirs  # absolute paths no answer may carry
-        self.ledger = Ledger(app.approval_turn_calls, app.approval_turn_seconds)
+        self.ledger = Ledger(setting(app, "approval_turn_calls"), setting(app, "approval_turn_seconds"))
         self.calls: list[Call] = []
         self.cards: dict[str, Call] = {}
         self.in_notebook: dict[str, set[str]] = {}  # markers ever written into each notebook's cells
@@ -173,14 +185,23 @@ class World:
         args: dict[str, Any],
         markers: list[str],
         cell: tuple[str, str] | None = None,
+        then: str = "wait",
     ) -> None:
-        """Start a call that may wait for the person; return once its card shows or it answered."""
+        """Start a call that may wait for the person; return once its card shows or it answered.
+        ``then``: leave it waiting, or the person's decision as soon as it shows."""
         self.stats["calls"] += 1
-        self.ledger.launch(agent, tool, args.get("path"), markers)
-        self._run(self._launch(agent, tool, args, markers, cell))
+        if self.ledger.launch(agent, tool, args.get("path"), markers):
+            self._approved_removal(tool, args)
+        self._run(self._launch(agent, tool, args, markers, cell, then))
 
     async def _launch(
-        self, agent: int, tool: str, args: dict[str, Any], markers: list[str], cell: tuple[str, str] | None
+        self,
+        agent: int,
+        tool: str,
+        args: dict[str, Any],
+        markers: list[str],
+        cell: tuple[str, str] | None,
+        then: str,
     ) -> None:
         known = {c["id"] for c in await self._cards()}
         task = asyncio.ensure_future(self._call(agent, tool, args))
@@ -197,6 +218,8 @@ class World:
                 call.card = fresh[0]
                 self.cards[fresh[0]["id"]] = call
                 self.stats["cards"] += 1
+                if then != "wait":
+                    await self._decide_card(fresh[0], call, then)
                 return
             await asyncio.sleep(0.03)
         if task.done():
@@ -215,13 +238,15 @@ class World:
 
     async def _decide(self, pick: int, decision: str) -> None:
         cards = [c for c in await self._cards() if c["id"] in self.cards]
-        if not cards:
-            return
-        card = cards[pick % len(cards)]  # as the person sees it now
-        call = self.cards[card["id"]]
+        if cards:
+            card = cards[pick % len(cards)]  # as the person sees it now
+            await self._decide_card(card, self.cards[card["id"]], decision)
+
+    async def _decide_card(self, card: dict[str, Any], call: Call, decision: str) -> None:
         body: dict[str, Any] = {"decision": "deny" if decision == "deny" else "approve"}
         if decision != "deny":
             self.ledger.approve(card.get("code"))
+            self._approved_removal(call.tool, call.args)
         if decision == "approve the rest of the turn":
             body["rest_of_turn"] = True
         deciding = self._panel("POST", f"approvals/{card['id']}", body)
@@ -236,6 +261,10 @@ class World:
         with suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(call.task), ANSWER)
 
+    def _approved_removal(self, tool: str, args: dict[str, Any]) -> None:
+        if tool in ("delete_path", "rename_path"):
+            self.removed.append(str(args.get("path")))
+
     def revert(self, pick: int, how: str) -> None:
         self._run(self._revert(pick, how))
 
@@ -249,7 +278,8 @@ class World:
         entries = listing["entries"]
         if not entries:
             return
-        entry = entries[pick % len(entries)]
+        revertible = [e for e in entries if e["revertible"]]
+        entry = (revertible or entries)[pick % len(revertible or entries)]  # mostly one that may revert
         body = {"entry": entry["id"]} if how == "entry" else {"agent": entry["agent"], "since": entry["id"]}
         status, answer = await self._panel("POST", "revert", body)
         assert status in (200, 404, 409), f"POST /api/mcp/revert {body}: HTTP {status}"
@@ -266,6 +296,8 @@ class World:
         self.stats["steps"] += 1
         damage = self.site.damage()
         assert not damage, "; ".join(damage)
+        lost = self.site.lost(self.removed)
+        assert lost is None, f"the person's file {lost} is gone, and no approved call deleted or moved it"
         unapproved = self.ledger.unapproved(self.site.ran())
         assert not unapproved, (
             f"agent code ran that no approved card showed (and no rest-of-turn approval covered): {unapproved}"
@@ -281,7 +313,7 @@ class World:
         assert size <= 2 * bound + 16_384 * entries, (
             f"GET /api/mcp/journal answered {size:,} bytes for {entries} entries (journal_bytes {bound:,})"
         )
-        cap, chars = self.app.max_pending_approvals, self.app.max_approval_chars
+        cap, chars = setting(self.app, "max_pending_approvals"), setting(self.app, "max_approval_chars")
         cards = await self._cards()
         per_agent = Counter(c["agent"] for c in cards)
         most = max(per_agent.values(), default=0)
@@ -297,8 +329,11 @@ class World:
     # -- one interleaving ---------------------------------------------------------------------
 
     def begin(self) -> None:
-        self.ledger = Ledger(self.app.approval_turn_calls, self.app.approval_turn_seconds)
+        self.ledger = Ledger(
+            setting(self.app, "approval_turn_calls"), setting(self.app, "approval_turn_seconds")
+        )
         self.site.ran_log.write_text("")
+        self.removed: list[str] = []  # paths approved calls deleted or moved
         self._run(self._fresh_journal())
 
     async def _fresh_journal(self) -> None:
