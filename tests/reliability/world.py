@@ -62,11 +62,11 @@ class World:
         base: str,
         site: Site,
         app: Any,
-        secret_dirs: list[str],
+        server_paths: list[str],
     ):
         self.loop, self.agents, self.http, self.base = loop, agents, http, base
         self.site, self.other, self.app = site, OtherProcess(site), app
-        self.secret_dirs = secret_dirs  # absolute paths no answer may carry
+        self.server_paths = server_paths  # absolute paths no answer may carry
         self.ledger = Ledger(setting(app, "approval_turn_calls"), setting(app, "approval_turn_seconds"))
         self.calls: list[Call] = []
         self.cards: dict[str, Call] = {}
@@ -118,9 +118,10 @@ class World:
 
     def _screen(self, status: int, text: str, what: str) -> None:
         assert status < 500, f"HTTP {status} for {what}: {text[:300]}"
-        for folder in self.secret_dirs:
-            assert folder not in text, (
-                f"{what} answered with the server's absolute path {folder}: {text[:300]}"
+        for folder in self.server_paths:
+            at = text.find(folder)
+            assert at < 0, (
+                f"{what} answered with the server's absolute path: ...{text[max(0, at - 150) : at + 150]}..."
             )
         leaked = self.site.leaked(text)
         assert leaked is None, f"{what} answered with the contents of the denied file {leaked}"
