@@ -103,8 +103,9 @@ class MCPExtensionApp(ExtensionApp):
     max_pending_approvals = Int(
         8,
         config=True,
-        help="Calls one agent may have waiting for a person's approval at once (policy 'ask'); one more "
-        "is refused with an error that says so.",
+        help="Calls one agent may have waiting for a person's approval at once (policy 'ask'), and a "
+        "quarter of what all agents of one credential (a token, a user) may have; one more is refused "
+        "with an error that says so.",
     )
     max_approval_chars = Int(
         100_000,

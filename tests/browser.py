@@ -8,6 +8,7 @@ trying Google's hosts) and let it run as root in a container.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,6 +34,9 @@ CHROMIUM_ARGS = [
 # JupyterLab's front-end extensions installed beside this Python (jupyter-collaboration's among
 # them). pytest-jupyter points Jupyter's data path into a tmp dir, so the server is told of these.
 LABEXTENSIONS = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
+# A build of one's own (JUPYTER_PATH=<dir> holding labextensions/jupyter-mcp-ext) is found first:
+# JupyterLab serves the first copy of an extension it finds, and the installed one is listed above.
+OWN_BUILDS = [Path(p) / "labextensions" for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
 
 # Loading JupyterLab (its whole bundle, on two cores, with the server on the test's own event loop)
 # takes about 10 s; every later DOM condition gets the same generous bound.
@@ -56,7 +60,7 @@ def with_lab(config: Config, settings_dir: Path) -> Config:
         Config(
             {
                 "LabApp": {
-                    "extra_labextensions_path": [str(LABEXTENSIONS)],
+                    "extra_labextensions_path": [*map(str, OWN_BUILDS), str(LABEXTENSIONS)],
                     "app_settings_dir": str(settings_dir),
                     "news_url": None,
                     "extension_manager": "readonly",

@@ -5,12 +5,14 @@ a few calls and a fixed time; what waits is bounded; invisible characters are fl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import pytest
+from mcp_types import Implementation
 from traitlets.config import Config
 
-from .mcp_client import connect, fails, ok, text
+from .mcp_client import STATELESS, connect, fails, ok, text
 from .panel import PanelAPI
 
 TURN_CALLS = 3
@@ -134,6 +136,21 @@ async def test_a_notebook_edited_while_its_deletion_waits_is_kept(
         result = await delete
         assert result.is_error and "changed after the person was asked" in text(result)
     assert (jp_root_dir / path).exists()
+
+
+async def test_a_notebook_only_opened_while_its_deletion_waits_is_deleted(
+    server_url, jp_auth_header, make_notebook, jp_root_dir, panel
+):
+    """Its saved cells when shown, its live cells once approved: the same text, so no false alarm."""
+    path = make_notebook("closed.ipynb", cells=["a = 1", "b = 2"])
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        delete = asyncio.create_task(agent.call_tool("delete_path", {"path": path}))
+        approval = await waiting(panel)
+        await ok(agent, "get_notebook", path=path)  # opens the notebook's live room
+        await answer(panel, approval)
+        assert not (result := await delete).is_error, text(result)
+    assert not (jp_root_dir / path).exists()
 
 
 async def test_a_file_changed_while_its_overwrite_waits_is_kept(
@@ -268,6 +285,42 @@ async def test_an_agent_may_have_only_a_few_calls_waiting(server_url, jp_auth_he
             await answer(panel, approval, "deny")
         for done in await asyncio.gather(*calls, theirs):
             assert done.is_error and "denied" in text(done)
+
+
+async def test_new_sessions_do_not_lift_the_bound_on_waiting_calls(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    """A new session (or a stateless client under a new name) is a new agent: the agents of one
+    credential together may have four times an agent's waiting calls (here 2 x 4)."""
+    path = make_notebook("sessions.ipynb")
+    await ask(panel)
+    async with contextlib.AsyncExitStack() as stack:
+        agents = [
+            await stack.enter_async_context(
+                connect(
+                    server_url,
+                    jp_auth_header,
+                    STATELESS,
+                    client_info=Implementation(name=f"a{n}", version="1"),
+                )
+            )
+            for n in range(5)
+        ]
+        calls = [
+            asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": f"{n}"}))
+            for agent in agents[:4]
+            for n in range(2)
+        ]
+
+        async def eight():
+            return len((await panel.get("approvals"))["approvals"]) == 8
+
+        await panel.until(eight)
+        message = await fails(agents[4], "execute_code", path=path, code="9")
+        assert "8 of the calls made with your credential" in message and "at most 8" in message
+        for approval in (await panel.get("approvals"))["approvals"]:
+            await answer(panel, approval, "deny")
+        await asyncio.gather(*calls)
 
 
 # -- 7. invisible characters ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
+from mcp_types import Implementation
 from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
@@ -233,11 +234,82 @@ async def test_ask_holds_a_run_until_approved_and_refuses_it_on_deny(
         await ok(agent, "update_cell", path=path, cell_id=cell, source="print('turn run')")
         run = asyncio.create_task(call(agent, "execute_cells", path=path, cell_ids=[cell], timeout=60))
         toast = tab.page.locator(".Toastify__toast").filter(has_text="print('turn run')")
-        await toast.get_by_role("button", name="Approve the rest of this turn").click()
+        # The choice says how far it reaches: this tool, this notebook, a few calls, a fixed time.
+        await toast.get_by_role(
+            "button", name=f"Approve, and 10 more execute_cells in {path} for 2 min"
+        ).click()
         assert not (await asyncio.wait_for(run, 60)).is_error
         await expect(tab.outputs(0)).to_contain_text("turn run")
         await ok(agent, "execute_cells", path=path, cell_ids=[cell], timeout=60)  # not held this time
         await expect(card).to_have_count(0)
+
+
+async def test_invisible_characters_show_as_marked_tokens_in_cards_notifications_and_the_feed(
+    server_url, jp_auth_header, token, make_notebook, tmp_path
+):
+    """A right-to-left override makes ``m = "<RLO>";import os;os.system("id")#"`` look like a string;
+    zero-width characters hide in names and diffs. The panel shows each as ⟨U+…⟩ and warns."""
+    path = make_notebook("report\u202eyp.ipynb", cells=["a = 1"])
+    sneaky = 'm = "\u202e";import os;os.system("id")#"'
+    name = Implementation(name="helper\u200b", version="1.0")
+    async with (
+        lab_tab(server_url, token, path) as tab,
+        connect(server_url, jp_auth_header, client_info=name) as agent,
+        PanelAPI(server_url, jp_auth_header) as api,
+    ):
+        panel = await open_panel(tab)
+        (cell,) = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(agent, "update_cell", path=path, cell_id=cell, source="a = 1\u200b")
+
+        update = entry(panel, "update_cell")
+        await expect(update.locator(".jp-mcp-Where")).to_contain_text("report⟨U+202E⟩yp.ipynb")
+        await expect(update.locator(".jp-mcp-EntryAgent")).to_have_text("helper⟨U+200B⟩")
+        await update.get_by_role("button", name="Show change").click()
+        await expect(update.locator(".jp-mcp-Diff-added")).to_have_text(["+a = 1⟨U+200B⟩"])
+        await expect(update.locator(".jp-mcp-Diff-added .jp-mcp-Hidden")).to_have_text("⟨U+200B⟩")
+        session = panel.locator(".jp-mcp-Session .jp-mcp-AgentName")
+        await expect(session).to_contain_text("helper⟨U+200B⟩")
+        await screenshot(tab, tmp_path, "hidden-feed")
+
+        await api.post("policy", {"mode": "ask"})
+        run = asyncio.create_task(call(agent, "execute_code", path=path, code=sneaky))
+        card = panel.locator(".jp-mcp-Approval")
+        await expect(card.locator(".jp-mcp-ApprovalCode")).to_have_text(
+            'm = "⟨U+202E⟩";import os;os.system("id")#"'
+        )
+        await expect(card.locator(".jp-mcp-ApprovalCode .jp-mcp-Hidden")).to_have_count(1)
+        await expect(card.locator(".jp-mcp-ApprovalTitle")).to_contain_text("report⟨U+202E⟩yp.ipynb")
+        await expect(card.locator(".jp-mcp-HiddenWarning")).to_contain_text("invisible or control characters")
+        # The notification cannot mark them (plain text, cut at 140 characters): it leads to the card.
+        toast = tab.page.locator(".Toastify__toast").filter(has_text="invisible or control characters")
+        await expect(toast).to_be_visible()
+        await expect(toast.get_by_role("button", name="Review in the panel")).to_be_visible()
+        await expect(toast.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
+        await screenshot(tab, tmp_path, "hidden-approval")
+        await card.get_by_role("button", name="Deny").click()
+        assert (await asyncio.wait_for(run, 60)).is_error
+
+
+async def test_code_a_notification_would_cut_is_approved_only_in_the_panel(
+    server_url, jp_auth_header, token, make_notebook, tmp_path
+):
+    path = make_notebook("long.ipynb", cells=["a = 1"])
+    code = "x = 0\n" * 20 + "print('the hidden end')"  # 143 characters: a notification shows 140
+    async with (
+        lab_tab(server_url, token, path) as tab,
+        connect(server_url, jp_auth_header) as agent,
+        PanelAPI(server_url, jp_auth_header) as api,
+    ):
+        await api.post("policy", {"mode": "ask"})
+        run = asyncio.create_task(call(agent, "execute_code", path=path, code=code))
+        toast = tab.page.locator(".Toastify__toast").filter(has_text="more than a notification shows")
+        await expect(toast).to_be_visible()
+        await expect(toast.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
+        await toast.get_by_role("button", name="Review in the panel").click()
+        card = tab.page.locator(PANEL).locator(".jp-mcp-Approval")
+        await expect(card.locator(".jp-mcp-ApprovalCode")).to_contain_text("print('the hidden end')")
+        await card.get_by_role("button", name="Approve", exact=True).click()
+        assert "the hidden end" in text(await asyncio.wait_for(run, 60))
 
 
 async def test_stop_ends_the_agents_session_and_its_run(

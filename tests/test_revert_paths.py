@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,20 @@ async def test_tool_errors_and_the_journal_carry_no_server_path(
     assert len(errors) == 3 and all("Not a directory" in text for text in texts + errors), texts + errors
     for text in texts + errors:
         assert str(jp_root_dir) not in text and os.path.realpath(jp_root_dir) not in text, text
+
+
+async def test_a_revert_the_file_system_refuses_is_a_conflict_without_server_paths(
+    server_url, jp_auth_header, jp_root_dir, panel
+):
+    (jp_root_dir / "sub").mkdir()
+    (jp_root_dir / "sub" / "x.txt").write_text("keep me\n")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "delete_path", path="sub/x.txt")
+    shutil.rmtree(jp_root_dir / "sub")  # another process puts a file where the folder was
+    (jp_root_dir / "sub").write_text("a file now")
+    response = await panel.http.post(
+        panel.base + "revert", json={"entry": (await panel.entry("delete_path"))["id"]}
+    )
+    assert response.status_code == 409, response.text
+    assert "could not be put back" in response.json()["conflicts"][0]["reason"], response.text
+    assert str(jp_root_dir) not in response.text and os.path.realpath(jp_root_dir) not in response.text

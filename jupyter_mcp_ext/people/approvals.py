@@ -23,6 +23,7 @@ from .hidden import has_hidden
 from .journal import iso
 
 PROGRESS_EVERY = 5.0  # seconds between progress reports to a waiting agent
+PER_PRINCIPAL = 4  # all agents of one credential may have this many times an agent's waiting calls
 
 _ids = itertools.count(1)
 
@@ -36,6 +37,7 @@ class Approval:
     kind: str  # run, delete, write
     code: str | None
     change: str | None
+    principal: str = ""  # whose credential the call came with (a token, a user)
     id: str = field(default_factory=lambda: f"ap-{next(_ids)}")
     since: float = field(default_factory=time.time)
     decision: asyncio.Future[bool] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
@@ -126,12 +128,18 @@ class Approvals:
                 f"and it is {approval.size:,} characters (at most {self.max_chars:,} are shown). Nothing "
                 "was done. Split it into smaller calls, or ask the person to change the policy."
             )
+        # Per agent, and per credential: a new session (or, stateless, a new client name) is a new agent.
         mine = sum(1 for a in self._pending.values() if a.agent == approval.agent)
-        if mine >= self.per_agent:
-            raise ToolError(
-                f"{approval.tool} was refused: {mine} of your calls already wait for a person's "
-                f"approval (at most {self.per_agent}). Nothing was done; wait for those to be answered."
-            )
+        theirs = sum(1 for a in self._pending.values() if a.principal == approval.principal)
+        for count, limit, whose in (
+            (mine, self.per_agent, "your calls"),
+            (theirs, self.per_agent * PER_PRINCIPAL, "the calls made with your credential"),
+        ):
+            if count >= limit:
+                raise ToolError(
+                    f"{approval.tool} was refused: {count} of {whose} already wait for a person's "
+                    f"approval (at most {limit}). Nothing was done; wait for those to be answered."
+                )
 
     async def wait(self, approval: Approval, report: Callable[[float, str], Awaitable[None]]) -> None:
         """Return once a person approves; raise a ToolError when refused, denied or not answered in time."""

@@ -115,9 +115,9 @@ class Guard:
     async def _approval(self, spec: Any, call: Any, args: Any, caller: Caller, kind: str) -> None:
         """Wait for a person to approve what they are shown; the call then does that or nothing."""
         what = await shown.describe(self.services, spec, args)
-        approval = Approval(
-            caller.id, caller.client, spec.name, getattr(args, "path", None), kind, what.code, what.change
-        )
+        path = getattr(args, "path", None)
+        approval = Approval(caller.id, caller.client, spec.name, path, kind, what.code, what.change)
+        approval.principal = _principal(call) or caller.user
         self.approvals.admit(approval)  # before anything else is held for it
         agents = self.services.agents
         was = caller.agent.state
@@ -177,3 +177,12 @@ class Guard:
             with contextlib.suppress(Exception):
                 await ensure_async(self.services.kernels.kernels.interrupt_kernel(kernel_id))
         return len(kernels)
+
+
+def _principal(call: Any) -> str:
+    """Whose credential a call came with, as the MCP handler names it (a token's hash, a user): it
+    rides in the request scope. A new session, or a stateless client's new name, is a new agent,
+    not a new credential."""
+    scope = getattr(getattr(call.request, "request", None), "scope", None) or {}
+    token = getattr(scope.get("user"), "access_token", None)
+    return str(getattr(token, "client_id", None) or "")

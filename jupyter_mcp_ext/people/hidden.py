@@ -3,7 +3,7 @@ marks, control codes.
 
 An approval card that renders them faithfully shows a person something other than what runs
 (``m = "<U+202E>";import os;os.system("id")#"`` looks like a harmless string). The panel shows each
-one as a marked token (``ui/src/views/visible.ts`` holds the same set); the server flags texts that
+one as a marked token (``ui/src/views/visible.tsx`` holds the same set); the server flags texts that
 hold any, so the card can warn before anyone reads it.
 """
 
@@ -37,10 +37,3 @@ def has_hidden(text: str | None, *, line_breaks: bool = False) -> bool:
     if not text or _PLAIN.fullmatch(text):
         return False
     return any(is_hidden(c, line_breaks=line_breaks) for c in text)
-
-
-def visible(text: str, *, line_breaks: bool = False) -> str:
-    """``text`` with each hidden character written as ``⟨U+202E⟩``, for messages a person reads."""
-    if not has_hidden(text, line_breaks=line_breaks):
-        return text
-    return "".join(f"⟨U+{ord(c):04X}⟩" if is_hidden(c, line_breaks=line_breaks) else c for c in text)

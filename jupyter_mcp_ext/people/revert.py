@@ -79,7 +79,8 @@ class Reverter:
                 await self._revert_one(entry)
             except Conflict as err:
                 cell_id = err.args[1] if len(err.args) > 1 else None
-                result.conflicts.append({"entry": entry.id, "cell_id": cell_id, "reason": str(err.args[0])})
+                reason = without_root(str(err.args[0]), self.services.contents)  # never the server's folder
+                result.conflicts.append({"entry": entry.id, "cell_id": cell_id, "reason": reason})
                 continue
             entry.reverted = True
             if by is not None:
@@ -121,9 +122,7 @@ class Reverter:
             why = str(err).split("Read it again")[0].strip()  # what follows is advice to an agent
             raise Conflict(f"not reverted: {why}") from err
         except HTTPError as err:  # the contents manager's words may name the server's own folder
-            why = without_root(
-                err.log_message or err.reason or f"error {err.status_code}", self.services.contents
-            )
+            why = err.get_message() or err.reason or f"error {err.status_code}"
             raise Conflict(f"the file could not be put back: {why}") from err
 
     async def _revert_file_checked(self, change: Change) -> None:

@@ -106,16 +106,24 @@ async def fingerprint(services: Any, path: str) -> Any:
             text = doc.get()
     if text is None:
         try:
-            model = await ensure_async(contents.get(api, content=False))
-        except HTTPError:
-            return None
-        kind, size = model.get("type"), model.get("size")
-        if kind == "file" and isinstance(size, int) and size <= services.text_documents.max_file_bytes:
-            model = await ensure_async(contents.get(api, content=True, type="file"))
-            text = str(model.get("content"))
-        elif kind == "notebook":
-            model = await ensure_async(contents.get(api, content=True, type="notebook"))
-            text = "\x00".join(str(c.get("source", "")) for c in model["content"].get("cells", []))
-        else:
-            return (kind, model.get("last_modified"), size)
+            text = await _saved(services, api)
+        except HTTPError as err:
+            return None if err.status_code == 404 else ("unreadable", err.status_code)
+        if not isinstance(text, str):
+            return text
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+async def _saved(services: Any, api: str) -> str | tuple[Any, ...]:
+    """The saved file's text (a notebook's cell sources), or for a folder, a binary or a file too
+    large to read its type, time and size."""
+    contents = services.contents
+    model = await ensure_async(contents.get(api, content=False))
+    kind, size = model.get("type"), model.get("size")
+    if kind == "file" and isinstance(size, int) and size <= services.text_documents.max_file_bytes:
+        model = await ensure_async(contents.get(api, content=True, type="file"))
+        return str(model.get("content"))
+    if kind == "notebook":
+        model = await ensure_async(contents.get(api, content=True, type="notebook"))
+        return "\x00".join(str(c.get("source", "")) for c in model["content"].get("cells", []))
+    return (kind, model.get("last_modified"), size)

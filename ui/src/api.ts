@@ -69,6 +69,10 @@ export interface IApproval {
   kind: 'run' | 'delete' | 'write';
   code?: string | null;
   change?: string | null;
+  /** Whether code, change, path or client name hold invisible or control characters. */
+  hidden_controls?: boolean;
+  /** What "the rest of this turn" lets through: this many more calls of the tool on the path, for so long. */
+  rest_of_turn?: { calls: number; seconds: number };
   since: string;
 }
 

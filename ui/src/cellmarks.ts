@@ -5,6 +5,8 @@
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
 
+import { visibleText } from './views/visible';
+
 /** What an agent's awareness state carries, as far as the marks need. */
 interface IAgentPresence {
   user?: { display_name?: string; name?: string; color?: string };
@@ -71,7 +73,7 @@ function render(panel: NotebookPanel, awareness: IAwarenessLike): void {
       const label = document.createElement('span');
       label.className = 'jp-mcp-CellMarkAgent';
       label.style.background = agent.color;
-      label.textContent = `${agent.name} · ${agent.state}`;
+      label.textContent = `${visibleText(agent.name)} · ${agent.state}`;
       mark.appendChild(label);
     }
     cell.node.appendChild(mark);

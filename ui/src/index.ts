@@ -15,15 +15,16 @@ import { robotIcon } from './icons';
 import { McpModel } from './model';
 import { McpPanel, PANEL_ID } from './panel';
 import { McpStatus } from './statusbar';
-import { approvalTitle } from './views/policy';
+import { approvalTitle, hidesCharacters, turnLabel } from './views/policy';
+import { visibleText } from './views/visible';
 
 namespace CommandIDs {
   export const open = 'jupyter-mcp-ext:open';
   export const stop = 'jupyter-mcp-ext:stop';
 }
 
-/** How much of the code to run a notification shows (the panel shows all of it). */
-const NOTIFICATION_CODE_CHARS = 400;
+/** JupyterLab cuts a notification's message at this many characters (`@jupyterlab/apputils`). */
+const NOTIFICATION_MESSAGE_CHARS = 140;
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-mcp-ext:plugin',
@@ -86,7 +87,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     notebooks?.forEach(notebook => markAgentCells(notebook));
 
     const notified = new Map<string, string>();
-    model.approvalRequested.connect((_, approval) => notified.set(approval.id, notify(model, approval)));
+    model.approvalRequested.connect((_, approval) =>
+      notified.set(approval.id, notify(model, approval, () => app.shell.activateById(PANEL_ID)))
+    );
     model.approvalSettled.connect((_, id) => {
       Notification.dismiss(notified.get(id));
       notified.delete(id);
@@ -96,17 +99,35 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-/** An approval request as a JupyterLab notification with the panel's three choices. */
-function notify(model: McpModel, approval: IApproval): string {
-  const code = approval.code || approval.change || '';
-  const shown = code.length > NOTIFICATION_CODE_CHARS ? `${code.slice(0, NOTIFICATION_CODE_CHARS)}…` : code;
-  return Notification.warning(`${approvalTitle(approval)}:\n${shown}`, {
+/**
+ * An approval request as a JupyterLab notification with the panel's choices, when what it asks fits
+ * in one whole: JupyterLab cuts a notification's message at 140 characters, and a person must never
+ * approve code they were shown part of. Longer code, or code with invisible characters, is approved
+ * in the panel, where all of it shows with those characters marked; the notification leads there.
+ */
+function notify(model: McpModel, approval: IApproval, openPanel: () => void): string {
+  const title = approvalTitle(approval);
+  const code = visibleText(approval.code || approval.change || '', true);
+  const whole = `${title}:\n${code}`;
+  const hidden = hidesCharacters(approval);
+  const deny = { label: 'Deny', displayType: 'warn' as const, callback: () => void model.decide(approval.id, 'deny') };
+  if (whole.length <= NOTIFICATION_MESSAGE_CHARS && !hidden) {
+    const turn = turnLabel(approval);
+    return Notification.warning(whole, {
+      autoClose: false,
+      actions: [
+        { label: 'Approve', displayType: 'accent', callback: () => void model.decide(approval.id, 'approve') },
+        deny,
+        ...(turn ? [{ label: turn, callback: () => void model.decide(approval.id, 'approve', true) }] : [])
+      ]
+    });
+  }
+  const why = hidden
+    ? '⚠ it contains invisible or control characters'
+    : `${code.length.toLocaleString()} characters, more than a notification shows`;
+  return Notification.warning(`${title}: ${why}. Review it in the MCP panel.`, {
     autoClose: false,
-    actions: [
-      { label: 'Approve', displayType: 'accent', callback: () => void model.decide(approval.id, 'approve') },
-      { label: 'Deny', displayType: 'warn', callback: () => void model.decide(approval.id, 'deny') },
-      { label: 'Approve the rest of this turn', callback: () => void model.decide(approval.id, 'approve', true) }
-    ]
+    actions: [{ label: 'Review in the panel', displayType: 'accent', callback: openPanel }, deny]
   });
 }
 

@@ -2,6 +2,7 @@
 import * as React from 'react';
 
 import { IChange } from '../api';
+import { Visible } from './visible';
 
 export type DiffLine = { op: ' ' | '-' | '+'; text: string };
 
@@ -46,14 +47,14 @@ export function ChangeDiff(props: { change: IChange }): JSX.Element {
   return (
     <div className="jp-mcp-Diff" data-cell={change.cell_id}>
       <div className="jp-mcp-DiffTitle">
-        cell {change.cell_id} {KIND_LABELS[change.kind] ?? change.kind}
+        cell <Visible text={change.cell_id} /> {KIND_LABELS[change.kind] ?? change.kind}
       </div>
       {change.before === null && change.after === null ? null : (
         <pre className="jp-mcp-DiffBody">
           {lines.map((line, n) => (
             <div key={n} className={`jp-mcp-DiffLine jp-mcp-Diff-${DIFF_CLASSES[line.op]}`}>
               <span className="jp-mcp-DiffOp">{line.op}</span>
-              {line.text || ' '}
+              {line.text ? <Visible text={line.text} code /> : ' '}
             </div>
           ))}
         </pre>

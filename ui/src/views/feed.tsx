@@ -7,6 +7,7 @@ import { Section, Swatch } from './common';
 import { ChangeDiff } from './diff';
 import { clock, duration } from './format';
 import { Opener } from './sessions';
+import { Visible } from './visible';
 
 export function FeedView(props: { model: McpModel; open: Opener }): JSX.Element {
   const { model } = props;
@@ -42,26 +43,37 @@ function EntryRow(props: { entry: IEntry; model: McpModel; open: Opener }): JSX.
           {clock(entry.time)}
         </span>
         <Swatch color={agent?.color} />
-        <span className="jp-mcp-EntryAgent">{entry.client}</span>
+        <span className="jp-mcp-EntryAgent">
+          <Visible text={entry.client} />
+        </span>
         <span className="jp-mcp-Tool">{entry.tool}</span>
         <span className={`jp-mcp-Outcome jp-mcp-Outcome-${entry.outcome}`}>{entry.outcome}</span>
         <span className="jp-mcp-Duration">{duration(entry.duration_ms)}</span>
         {entry.reverted && <span className="jp-mcp-RevertedMark">reverted</span>}
         {entry.reverted && entry.reverted_by && (
           <span className="jp-mcp-RevertedBy" title={`${entry.reverted_by.user} at ${entry.reverted_by.at}`}>
-            by {entry.reverted_by.name}
+            by <Visible text={entry.reverted_by.name} />
           </span>
         )}
       </div>
       {entry.path && (
         <a className="jp-mcp-Link jp-mcp-Where" onClick={() => props.open(entry.path!, cell)} title="Open the notebook at this cell">
-          {entry.path}
-          {cell ? ` · cell ${cell}` : ''}
+          <Visible text={entry.path} />
+          {cell ? ' · cell ' : ''}
+          {cell && <Visible text={cell} />}
           {entry.cell_ids && entry.cell_ids.length > 1 ? ` (+${entry.cell_ids.length - 1})` : ''}
         </a>
       )}
-      {entry.error && <div className="jp-mcp-Error">{entry.error}</div>}
-      {entry.note && <div className="jp-mcp-Note">{entry.note}</div>}
+      {entry.error && (
+        <div className="jp-mcp-Error">
+          <Visible text={entry.error} code />
+        </div>
+      )}
+      {entry.note && (
+        <div className="jp-mcp-Note">
+          <Visible text={entry.note} code />
+        </div>
+      )}
       {(changes.length > 0 || (entry.revertible && !entry.reverted)) && (
         <div className="jp-mcp-EntryActions">
           {changes.length > 0 && (

@@ -5,6 +5,7 @@ import { IAgent, IEntry } from '../api';
 import { McpModel } from '../model';
 import { Section, Swatch } from './common';
 import { agentName, ago, clock, STATE_LABELS } from './format';
+import { Visible } from './visible';
 
 export type Opener = (path: string, cellId?: string | null) => void;
 
@@ -41,15 +42,19 @@ function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: McpModel; 
     <li className="jp-mcp-Session" data-agent={agent.id} data-state={agent.state}>
       <div className="jp-mcp-SessionHead">
         <Swatch color={agent.color} />
-        <span className="jp-mcp-AgentName">{agentName(agent, true)}</span>
+        <span className="jp-mcp-AgentName">
+          <Visible text={agentName(agent, true)} />
+        </span>
         <span className={`jp-mcp-State jp-mcp-State-${agent.state}`}>{STATE_LABELS[agent.state] ?? agent.state}</span>
       </div>
       <div className="jp-mcp-SessionMeta">
-        <span title="Jupyter user">{agent.user}</span>
+        <span title="Jupyter user">
+          <Visible text={agent.user} />
+        </span>
         <span title={agent.since}>since {ago(agent.since)}</span>
         {agent.path && (
           <a className="jp-mcp-Link" onClick={() => props.open(agent.path!, agent.cell_id)} title="Open">
-            {agent.path}
+            <Visible text={agent.path} />
           </a>
         )}
       </div>
