@@ -20,6 +20,7 @@ from traitlets.config import Config
 from jupyter_mcp_ext.documents import secrets
 
 from .mcp_client import connect, fails, ok
+from .yclient import GlobalAwarenessPeer
 
 
 @pytest.fixture
@@ -248,3 +249,25 @@ async def test_a_revert_the_file_system_refuses_is_a_conflict_without_server_pat
     assert response.status_code == 409, response.text
     assert "could not be put back" in response.json()["conflicts"][0]["reason"], response.text
     assert str(jp_root_dir) not in response.text and os.path.realpath(jp_root_dir) not in response.text
+
+
+# -- found alongside 6a: an agent's huge path was broadcast to every browser as its presence ----------
+
+
+async def test_a_huge_path_is_never_shown_as_where_an_agent_is(server_url, jp_auth_header, jp_root_dir):
+    (jp_root_dir / "real.txt").write_text("x\n")
+
+    def agents(peer: GlobalAwarenessPeer) -> list[dict]:
+        return [s for s in peer.remote_states().values() if s and s.get("user", {}).get("bot")]
+
+    async with (
+        GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
+        connect(server_url, jp_auth_header) as agent,
+    ):
+        await ok(agent, "read_file", path="real.txt")
+        await lobby.wait_for(
+            lambda _: [s for s in agents(lobby) if s["current"] == "editor:real.txt"], timeout=10
+        )
+        await fails(agent, "read_file", path="p" * 1_000_000)
+        # not where the agent claims to be: it leaves the collaborators panel (no 1 MB state for each tab)
+        await lobby.wait_for(lambda _: not agents(lobby), timeout=10)

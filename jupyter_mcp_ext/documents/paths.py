@@ -14,15 +14,21 @@ from tornado.web import HTTPError
 from ..errors import ToolError
 
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path names no file, and is only bytes to carry
 
 
 async def api_path(path: str, contents: Any, *, what: str = "path") -> str:
     """Normalise ``path`` (relative to the server root) or raise a ToolError saying how to fix it.
 
-    Refused: absolute paths, ``..`` segments, NUL bytes, hidden files when the server hides them,
-    and, for a server on a local disk, anything whose real location (symlinks resolved) is outside
-    the root.
+    Refused: paths longer than ``MAX_PATH_CHARS``, absolute paths, ``..`` segments, NUL bytes, hidden
+    files when the server hides them, and, for a server on a local disk, anything whose real location
+    (symlinks resolved) is outside the root.
     """
+    if len(path) > MAX_PATH_CHARS:
+        raise ToolError(
+            f"The {what} is {len(path):,} characters long; paths on this server are at most "
+            f"{MAX_PATH_CHARS:,}. Give a shorter path relative to the Jupyter server root."
+        )
     raw = path.strip()
     if "\x00" in raw:
         raise ToolError(
