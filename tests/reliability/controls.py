@@ -86,6 +86,10 @@ class Site:
         self._denied = {rel: _stamp(self.root / rel) for rel in DENIED}
         self._outside = _walk(self.outside)
 
+    def deny(self, rel: str) -> None:
+        """A file that became a denied one (renamed to ``*.pem``): from now on it must not change."""
+        self._denied[rel] = _stamp(self.root / rel)
+
     def damage(self) -> list[str]:
         """What changed since the snapshot where nothing may: denied files and the folder outside."""
         found = []
@@ -126,7 +130,7 @@ class OtherProcess:
 
     def __init__(self, site: Site):
         root, outside = site.root, site.outside
-        self.root = root
+        self.root, self.site = root, site
         places = (
             root / "secret.pem",
             root / ".ssh/id_rsa",
@@ -143,6 +147,15 @@ class OtherProcess:
         _remove(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.symlink_to(self.targets[target])
+
+    def hide(self, rel: str) -> None:
+        """Move a person's file to a denied name (``.pem``) and leave a link to it in its place: its
+        text is what a revert of the agent's last change expects to find."""
+        path, hidden = self.root / rel, self.root / f"{rel}.pem"
+        if path.is_file() and not path.is_symlink() and not os.path.lexists(hidden):
+            os.rename(path, hidden)
+            path.symlink_to(hidden)
+            self.site.deny(f"{rel}.pem")
 
     def rename(self, rel: str, to: str) -> None:
         if os.path.lexists(self.root / rel) and not os.path.lexists(self.root / to):

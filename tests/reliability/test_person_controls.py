@@ -208,7 +208,7 @@ class PersonControls(RuleBasedStateMachine):
     # -- another process -----------------------------------------------------------------------
 
     @rule(
-        how=st.sampled_from(["link", "rename", "delete", "write"]),
+        how=st.sampled_from(["link", "hide", "rename", "delete", "write"]),
         path=st.sampled_from(FILES),
         link_to=st.sampled_from(LINK_TARGETS),
         new_path=st.sampled_from(FILES),
@@ -216,10 +216,13 @@ class PersonControls(RuleBasedStateMachine):
     @counted
     def other_process(self, how: str, path: str, link_to: str, new_path: str) -> None:
         """Another process on the machine: a file becomes a link (to a secret, out of the root,
-        dangling), is renamed, deleted or rewritten, under the server's feet."""
+        dangling), or moves to a denied name with a link left in its place, is renamed, deleted or
+        rewritten, under the server's feet."""
         other = self.w.other
         if how == "link":
             other.link(path, link_to)
+        elif how == "hide":
+            other.hide(path)
         elif how == "rename":
             other.rename(path, new_path)
         else:
@@ -270,3 +273,88 @@ async def test_the_person_controls_hold_under_random_interleavings(
         f"GET /api/mcp/journal at most {world.worst['journal response']:,} bytes, "
         f"at most {world.worst['waiting per agent']} approvals waiting for one agent"
     )
+
+
+# The review's reproductions as interleavings of the same steps: run every time, whatever
+# hypothesis draws (a stateful test takes no explicit examples).
+KNOWN: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "1: the agent edits the cell its waiting run shows": [
+        ("agent_runs_a_cell", {"agent": 0, "notebook": NOTEBOOKS[0], "how": "execute_cells", "then": "wait"}),
+        ("agent_edits_a_cell_waiting_to_run", {"agent": 0, "pick": 0}),
+        ("person_decides", {"pick": 0, "decision": "approve"}),
+    ],
+    "2: the rest of a turn reaches another notebook": [
+        (
+            "agent_runs_code",
+            {"agent": 0, "notebook": NOTEBOOKS[0], "shape": "plain", "then": "approve the rest of the turn"},
+        ),
+        ("agent_runs_code", {"agent": 0, "notebook": NOTEBOOKS[1], "shape": "plain", "then": "wait"}),
+    ],
+    "3: a revert writes through a link to a secret": [
+        (
+            "agent_changes_files",
+            {"agent": 0, "tool": "edit_file", "path": FILES[0], "new_path": NEW_NAMES[0], "then": "approve"},
+        ),
+        ("other_process", {"how": "hide", "path": FILES[0], "link_to": "secret.pem", "new_path": FILES[1]}),
+        ("person_reverts", {"pick": 0, "how": "entry"}),
+    ],
+    "3: a revert of a delete follows a dangling link out of the root": [
+        (
+            "agent_changes_files",
+            {"agent": 0, "tool": "write_file", "path": FILES[2], "new_path": NEW_NAMES[0], "then": "approve"},
+        ),
+        (
+            "agent_changes_files",
+            {
+                "agent": 0,
+                "tool": "delete_path",
+                "path": FILES[2],
+                "new_path": NEW_NAMES[0],
+                "then": "approve",
+            },
+        ),
+        (
+            "other_process",
+            {"how": "link", "path": FILES[2], "link_to": "outside, dangling", "new_path": FILES[1]},
+        ),
+        ("person_reverts", {"pick": 0, "how": "entry"}),
+    ],
+    "5: a big file overwritten, then reverted": [
+        (
+            "agent_changes_files",
+            {"agent": 0, "tool": "write_file", "path": BIG, "new_path": NEW_NAMES[0], "then": "approve"},
+        ),
+        ("person_reverts", {"pick": 0, "how": "entry"}),
+    ],
+}
+
+
+@pytest.mark.timeout(300)
+async def test_the_reviews_interleavings_hold(
+    server_url, jp_auth_header, jp_root_dir, jp_serverapp, tmp_path, monkeypatch
+):
+    monkeypatch.setenv(RAN_ENV, str(tmp_path / "ran.log"))
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+    world = await World.open(server_url, jp_auth_header, jp_root_dir, tmp_path, app, len(AGENTS))
+    PersonControls.world = world
+
+    def replay(steps: list[tuple[str, dict[str, Any]]]) -> None:
+        machine = PersonControls()
+        try:
+            machine.the_controls_hold()
+            for name, arguments in steps:
+                getattr(machine, name)(**arguments)
+                machine.the_controls_hold()
+        finally:
+            machine.teardown()
+
+    failed = {}
+    try:
+        for finding, steps in KNOWN.items():
+            try:
+                await asyncio.to_thread(replay, steps)
+            except AssertionError as err:
+                failed[finding] = str(err).splitlines()[0]
+    finally:
+        await world.close()
+    assert not failed, json.dumps(failed, indent=1)
