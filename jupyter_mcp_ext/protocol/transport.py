@@ -335,7 +335,10 @@ class _Exchange:
     async def receive(self) -> Message:
         if not self._body_sent:
             self._body_sent = True
-            return {"type": "http.request", "body": self.body, "more_body": False}
+            # Handed over, not kept: a finished request's handler (and so this exchange) stays
+            # reachable while a cancelled timer holds its context, up to a hundred of them.
+            body, self.body = self.body, b""
+            return {"type": "http.request", "body": body, "more_body": False}
         # After the body, an ASGI receive() only returns when the client disconnects.
         await self._gone.wait()
         return {"type": "http.disconnect"}
