@@ -30,7 +30,11 @@ async def test_every_route_answers_with_jupyter_auth(panel, server_url, jp_auth_
     info = await panel.get("info")
     assert info["url"] == f"{server_url}mcp" and info["token_required"] is True
     assert set(info["snippets"]) == {"claude", "codex", "cursor", "vscode", "json"}
-    assert all("<TOKEN>" in s and info["url"] in s for s in info["snippets"].values())
+    # The set-ups are the URL alone (the host signs in); the file-based ones also come with a slot
+    # for a minted agent token, which the panel fills; Claude Code's command line has none.
+    assert all(info["url"] in s and "<TOKEN>" not in s for s in info["snippets"].values())
+    assert set(info["token_snippets"]) == {"codex", "cursor", "vscode", "json"}
+    assert all("Bearer <TOKEN>" in s and info["url"] in s for s in info["token_snippets"].values())
     assert (await panel.get("token"))["token"] == jp_auth_header["Authorization"].split()[-1]
     assert await panel.get("sessions") == {"sessions": []}
     assert await panel.post("stop") == {"cancelled": 0, "interrupted": 0, "sessions_ended": 0}

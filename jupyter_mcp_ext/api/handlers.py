@@ -21,7 +21,7 @@ from ..documents.paths import without_root
 from ..people.agents import person_of
 from ..people.policy import MODES
 from .panel import Panel
-from .snippets import snippets
+from .snippets import snippets, token_snippets
 
 MAX_ENTRIES = 1000
 
@@ -71,6 +71,7 @@ class InfoHandler(PanelHandler):
                 "path": self.panel.path,
                 "token_required": bool(self.identity_provider.auth_enabled),
                 "snippets": snippets(url),
+                "token_snippets": token_snippets(url),
                 "conflicts": [c.to_json() for c in self.panel.conflicts()],
                 "notices": self.panel.notices(),
             }
