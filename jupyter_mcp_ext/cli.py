@@ -214,11 +214,12 @@ def list_endpoints() -> int:
         print("No running Jupyter servers. Start one with `jupyter lab` (as root: add --allow-root).")
         return 0
     print("MCP endpoints of running Jupyter servers:")
-    for server in servers:
-        token = server.get("token") or ""
-        auth = f"  header 'Authorization: token {token}'" if token else ""
-        print(f"{endpoint_of(server)}{auth} :: {server.get('root_dir', '')}")
-    print("`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up.")
+    for server in servers:  # never the server's token: it opens everything, an agent gets its own
+        print(f"{endpoint_of(server)} :: {server.get('root_dir', '')}")
+    print(
+        "Agent hosts sign in on first use: `jupyter mcp config claude|codex|cursor|vscode|json` prints a "
+        "set-up. A host or script that can only send a header: `jupyter mcp token create --name <agent>`."
+    )
     return 0
 
 
