@@ -9,6 +9,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import {
   ACTIVITY_SCHEMA,
   AgentPolicy,
+  ApiError,
   IAgent,
   IApproval,
   IEntry,
@@ -118,8 +119,8 @@ export class McpModel {
    * is on screen, a file-based set-up with `Authorization: Bearer <that token>`.
    */
   snippet(name: string): string {
-    const withToken = this.minted !== null && TOKEN_HOSTS.includes(name) ? this.info?.token_snippets?.[name] : undefined;
-    if (withToken !== undefined && this.minted) {
+    const withToken = this.info?.token_snippets?.[name];
+    if (this.minted !== null && TOKEN_HOSTS.includes(name) && withToken !== undefined) {
       return withToken.split('<TOKEN>').join(this.minted.token);
     }
     return this.info?.snippets[name] ?? '';
@@ -228,7 +229,14 @@ export class McpModel {
         this.policy = await this._guard(() => this.api.policy(), this.policy);
         break;
       case 'agent':
-        this.agents = await this._guard(() => this.api.agents(), this.agents);
+        // A person who may not run code may not manage agents (403): an empty list, not an error.
+        this.agents = await this._guard(
+          () =>
+            this.api.agents().catch(error =>
+              error instanceof ApiError && error.status === 403 ? [] : Promise.reject(error)
+            ),
+          this.agents
+        );
         break;
       case 'approval': {
         const approvals = await this._guard(() => this.api.approvals(), this.approvals);

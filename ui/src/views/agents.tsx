@@ -31,7 +31,8 @@ export function AgentsView(props: { model: McpModel; open: Opener }): JSX.Elemen
     if (cred?.kind === 'agent' && known.has(cred.id)) {
       continue;
     }
-    const label = cred?.kind === 'jupyter' ? cred.label : cred?.kind === 'agent' ? cred.name : 'your Jupyter token: full access';
+    const label =
+      cred?.kind === 'jupyter' ? cred.label : cred?.kind === 'agent' ? cred.name : 'your Jupyter token: full access';
     people.set(label, [...(people.get(label) ?? []), session]);
   }
   const empty = model.agents.length === 0 && people.size === 0;
