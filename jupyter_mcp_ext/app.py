@@ -396,7 +396,7 @@ class MCPExtensionApp(ExtensionApp):
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.
-        self.log.info(startup_line(serverapp, self.path))
+        self.log.info(startup_line(serverapp, self.path, self.oauth))
         for conflict in self.route_conflicts():  # every extension has loaded by now
             self.log.error(conflict.message())
         for notice in self.panel.notices():

@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import shlex
 import sys
 import urllib.error
 import urllib.request
@@ -26,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import token_cli
+from . import setups, token_cli
 from .endpoint import PATH, hub_endpoint, info_near, join, panel_info, server_endpoint
 
-HOSTS = ("claude", "codex", "cursor", "vscode", "json")
+HOSTS = setups.HOSTS
 SIGN_IN = (
     "The host asks you to sign in on first use (OAuth: you allow it in JupyterLab; Codex: `codex mcp login "
     "jupyter`). A host or script that can only send a header: `jupyter mcp token create --name <agent>`, "
@@ -132,25 +131,8 @@ def pick(url: str | None, token: str | None) -> Target:
 
 
 def config_text(host: str, target: Target, name: str = "jupyter") -> str:
-    """A set-up for ``host``, ready to paste."""
-    # "Bearer" carries an agent token, and Jupyter takes its own token in it too.
-    headers = {"Authorization": f"Bearer {target.token}"} if target.token else {}
-    if host == "claude":  # the URL alone: a token on a command line stays in shell history and `ps`
-        return shlex.join(["claude", "mcp", "add", "--transport", "http", name, target.url])
-    if host == "codex":
-        lines = ["# ~/.codex/config.toml", f"[mcp_servers.{name}]", f"url = {json.dumps(target.url)}"]
-        if headers:
-            pairs = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in headers.items())
-            lines.append(f"http_headers = {{ {pairs} }}")
-        return "\n".join(lines)
-    server: dict[str, Any] = {"url": target.url, "headers": headers}
-    if host == "cursor":
-        return "// ~/.cursor/mcp.json (or .cursor/mcp.json in a project)\n" + json.dumps(
-            {"mcpServers": {name: server}}, indent=2
-        )
-    if host == "vscode":
-        return "// .vscode/mcp.json\n" + json.dumps({"servers": {name: {"type": "http", **server}}}, indent=2)
-    return json.dumps({"mcpServers": {name: {"type": "http", **server}}}, indent=2)
+    """A set-up for ``host``, ready to paste (the panel's Connect section shows the same)."""
+    return setups.config_text(host, target.url, target.token, name)
 
 
 class _Refuse(urllib.request.HTTPRedirectHandler):
@@ -232,11 +214,12 @@ def list_endpoints() -> int:
         print("No running Jupyter servers. Start one with `jupyter lab` (as root: add --allow-root).")
         return 0
     print("MCP endpoints of running Jupyter servers:")
-    for server in servers:
-        token = server.get("token") or ""
-        auth = f"  header 'Authorization: token {token}'" if token else ""
-        print(f"{endpoint_of(server)}{auth} :: {server.get('root_dir', '')}")
-    print("`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up.")
+    for server in servers:  # never the server's token: it opens everything, an agent gets its own
+        print(f"{endpoint_of(server)} :: {server.get('root_dir', '')}")
+    print(
+        "Agent hosts sign in on first use: `jupyter mcp config claude|codex|cursor|vscode|json` prints a "
+        "set-up. A host or script that can only send a header: `jupyter mcp token create --name <agent>`."
+    )
     return 0
 
 

@@ -72,11 +72,12 @@ def info_near(endpoint: str, token: str = "") -> dict[str, Any] | None:
     return None
 
 
-def startup_line(serverapp: Any, path: str = PATH) -> str:
-    """What the server log says once it is up: the full URL and how to send the token.
+def startup_line(serverapp: Any, path: str = PATH, oauth: bool = True) -> str:
+    """What the server log says once it is up: the full URL, and how agents get a credential.
 
-    The token is shown as Jupyter shows it in its own URL lines: in full if it was generated for this
-    run, as ``...`` if it came from configuration.
+    Never the person's Jupyter token: it opens everything the person can, so the log no longer tells
+    anyone to hand it to an agent. Hosts that speak MCP's OAuth sign in (the person allows them in
+    JupyterLab); a host or script that can only send a fixed header gets a minted agent token.
     """
     # Listening on all interfaces, the public URL names 0.0.0.0, which no client can reach.
     wildcard = serverapp.ip in ("", "0.0.0.0", "::")
@@ -84,12 +85,10 @@ def startup_line(serverapp: Any, path: str = PATH) -> str:
     url = hub_endpoint(serverapp.base_url, path=path) or urlunsplit(
         (public.scheme, public.netloc, join(serverapp.base_url, path), "", "")
     )
-    provider = serverapp.identity_provider
-    if under_hub():
-        how = "send a Hub API token as 'Authorization: token <token>'"
-    elif provider.token:
-        shown = provider.token if provider.token_generated else "..."
-        how = f"send the header 'Authorization: token {shown}'"
+    if not serverapp.identity_provider.auth_enabled:
+        how = "no credentials needed"
+    elif oauth:
+        how = "agent hosts sign in on first use; for a fixed header, `jupyter mcp token create`"
     else:
-        how = "no token needed"
+        how = "agents send a token from `jupyter mcp token create`"
     return f"MCP endpoint: {url} ({how}; `jupyter mcp config claude|codex|cursor|vscode` prints a set-up)"

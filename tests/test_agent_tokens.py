@@ -96,7 +96,7 @@ async def test_an_agent_token_opens_nothing_but_mcp(server_url, panel, make_note
         for route, body in [("api/kernels", {}), ("api/terminals", {}), ("api/contents", {"type": "file"})]:
             response = await http.post(server_url + route, json=body)
             assert response.status_code in (401, 403), (route, response.status_code)
-        for route in ["info", "token", "sessions", "journal", "policy", "approvals", "agents"]:
+        for route in ["info", "sessions", "journal", "policy", "approvals", "agents"]:
             response = await http.get(f"{server_url}api/mcp/{route}")
             assert response.status_code == 403, route
         for route, body in [("policy", {"mode": "full"}), ("agents", {"name": "x"}), ("stop", {})]:

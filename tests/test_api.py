@@ -15,7 +15,7 @@ from traitlets.config import Config
 from .mcp_client import connect, ok
 
 SCHEMA_ID = "https://jupyter-mcp-ext.readthedocs.io/events/activity"
-READS = ["info", "token", "sessions", "journal", "policy", "approvals"]
+READS = ["info", "sessions", "journal", "policy", "approvals", "agents"]
 WRITES = [
     ("policy", {"mode": "ask"}),
     ("revert", {"entry": 1}),
@@ -30,8 +30,13 @@ async def test_every_route_answers_with_jupyter_auth(panel, server_url, jp_auth_
     info = await panel.get("info")
     assert info["url"] == f"{server_url}mcp" and info["token_required"] is True
     assert set(info["snippets"]) == {"claude", "codex", "cursor", "vscode", "json"}
-    assert all("<TOKEN>" in s and info["url"] in s for s in info["snippets"].values())
-    assert (await panel.get("token"))["token"] == jp_auth_header["Authorization"].split()[-1]
+    # The set-ups are the URL alone (the host signs in); the file-based ones also come with a slot
+    # for a minted agent token, which the panel fills; Claude Code's command line has none.
+    assert all(info["url"] in s and "<TOKEN>" not in s for s in info["snippets"].values())
+    assert set(info["token_snippets"]) == {"codex", "cursor", "vscode", "json"}
+    assert all("Bearer <TOKEN>" in s and info["url"] in s for s in info["token_snippets"].values())
+    # Nothing hands out the person's Jupyter token any more: set-ups never carry it.
+    assert (await panel.http.get(panel.base + "token")).status_code == 404
     assert await panel.get("sessions") == {"sessions": []}
     assert await panel.post("stop") == {"cancelled": 0, "interrupted": 0, "sessions_ended": 0}
 
@@ -68,7 +73,7 @@ async def test_bad_requests_say_what_is_wrong(panel):
 
 
 class ReviewerAuthorizer(Authorizer):
-    """A person who may read and write files but not run code: may review, not stop nor see the token."""
+    """A person who may read and write files but not run code: may review, not stop nor mint agents."""
 
     def is_authorized(self, handler, user, action, resource) -> bool:
         return resource != "kernels"
@@ -83,7 +88,8 @@ class TestReviewer:
     async def test_the_authorizer_decides_per_route(self, panel):
         await panel.get("journal")
         await panel.post("policy", {"mode": "ask"})
-        assert (await panel.http.get(panel.base + "token")).status_code == 403
+        minted = await panel.http.post(panel.base + "agents", json={"name": "x", "policy": "read-only"})
+        assert minted.status_code == 403
         assert (await panel.http.post(panel.base + "stop", json={})).status_code == 403
 
 

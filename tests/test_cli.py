@@ -108,20 +108,22 @@ async def tool_names(url: str, headers: dict[str, str]) -> list[str]:
         return [t.name for t in (await client.list_tools()).tools]
 
 
-def test_the_log_gives_the_full_endpoint_after_the_servers_own_urls_with_the_token_masked(server):
+def test_the_log_gives_the_full_endpoint_after_the_servers_own_urls_and_no_token(server):
     lines = server["log"].read_text().splitlines()
     endpoint = next(i for i, line in enumerate(lines) if "MCP endpoint:" in line)
     running = next(i for i, line in enumerate(lines) if "is running at" in line)
     assert endpoint > running
     assert f"MCP endpoint: {server['url']} " in lines[endpoint]
-    # A configured token is shown as "...", as Jupyter shows it in its own URL lines.
-    assert "Authorization: token ..." in lines[endpoint] and TOKEN not in lines[endpoint]
+    # Agents sign in or get a token of their own: the log never tells anyone to send the Jupyter token.
+    assert "sign in" in lines[endpoint] and "jupyter mcp token create" in lines[endpoint]
+    assert TOKEN not in lines[endpoint] and "Authorization: token" not in lines[endpoint]
 
 
 def test_jupyter_mcp_lists_the_running_servers_endpoints(server):
     listed = jupyter_mcp(server)
     assert listed.returncode == 0, listed.stderr
-    assert server["url"] in listed.stdout and f"Authorization: token {TOKEN}" in listed.stdout
+    assert server["url"] in listed.stdout and "sign in" in listed.stdout
+    assert "jupyter mcp token create" in listed.stdout and TOKEN not in listed.stdout
 
 
 async def test_the_claude_code_command_has_no_token_and_connects_after_sign_in(server):

@@ -2,7 +2,8 @@
 
 Thin Jupyter ``APIHandler``s: Jupyter authenticates (token or cookie, XSRF for cookies) and its
 authorizer decides, by resource: ``contents`` to review and steer agents, ``kernels`` to stop them
-or to see the token.
+or to mint and manage agent credentials. There is no route to the person's Jupyter token: a set-up
+never carries it (hosts sign in, or get a minted agent token).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
@@ -21,7 +21,7 @@ from ..documents.paths import without_root
 from ..people.agents import person_of
 from ..people.policy import MODES
 from .panel import Panel
-from .snippets import snippets
+from .snippets import snippets, token_snippets
 
 MAX_ENTRIES = 1000
 
@@ -71,24 +71,11 @@ class InfoHandler(PanelHandler):
                 "path": self.panel.path,
                 "token_required": bool(self.identity_provider.auth_enabled),
                 "snippets": snippets(url),
+                "token_snippets": token_snippets(url),
                 "conflicts": [c.to_json() for c in self.panel.conflicts()],
                 "notices": self.panel.notices(),
             }
         )
-
-
-class TokenHandler(PanelHandler):
-    auth_resource = "kernels"
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        # The token is as strong as running code: only someone who may execute in kernels sees it.
-        if not await ensure_async(
-            self.authorizer.is_authorized(self, self.current_user, "execute", "kernels")
-        ):
-            raise web.HTTPError(403)
-        self.answer({"token": getattr(self.identity_provider, "token", "") or ""})
 
 
 class SessionsHandler(PanelHandler):
@@ -198,7 +185,6 @@ def routes(base_url: str, panel: Panel) -> list[tuple[str, type[PanelHandler], d
     prefix = url_path_join(base_url, "api", "mcp")
     table: list[tuple[str, type[PanelHandler]]] = [
         ("info", InfoHandler),
-        ("token", TokenHandler),
         ("sessions", SessionsHandler),
         ("journal", JournalHandler),
         ("revert", RevertHandler),

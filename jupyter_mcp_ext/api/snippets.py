@@ -1,30 +1,20 @@
-"""How to connect each common MCP client to this server, with ``<TOKEN>`` for the person to fill in.
+"""The Connect section's set-ups: exactly what ``jupyter mcp config <host>`` prints.
 
-The panel substitutes the real token only when the person asks, so a snippet on screen never
-shows it by accident.
+``snippets`` carry the URL alone (the host signs in). ``token_snippets`` are the file-based ones with
+``Authorization: Bearer <TOKEN>``: the panel fills in an agent token it has just minted, never the
+person's Jupyter token, and Claude Code's command line is not among them.
 """
 
 from __future__ import annotations
 
-import json
+from ..setups import HEADER_HOSTS, HOSTS, config_text
 
 TOKEN = "<TOKEN>"
 
 
 def snippets(url: str) -> dict[str, str]:
-    header = f"token {TOKEN}"
-    return {
-        "claude": f'claude mcp add --transport http jupyter {url} --header "Authorization: {header}"',
-        "codex": f'[mcp_servers.jupyter]\nurl = "{url}"\nhttp_headers = {{ Authorization = "{header}" }}',
-        "cursor": _json({"mcpServers": {"jupyter": {"url": url, "headers": {"Authorization": header}}}}),
-        "vscode": _json(
-            {"servers": {"jupyter": {"type": "http", "url": url, "headers": {"Authorization": header}}}}
-        ),
-        "json": _json(
-            {"mcpServers": {"jupyter": {"type": "http", "url": url, "headers": {"Authorization": header}}}}
-        ),
-    }
+    return {host: config_text(host, url) for host in HOSTS}
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, indent=2)
+def token_snippets(url: str) -> dict[str, str]:
+    return {host: config_text(host, url, TOKEN) for host in HEADER_HOSTS}

@@ -12,10 +12,17 @@ export type AgentState = 'idle' | 'editing' | 'running' | 'waiting';
 export type PolicyMode = 'off' | 'read-only' | 'ask' | 'full';
 export const POLICY_MODES: PolicyMode[] = ['off', 'read-only', 'ask', 'full'];
 
+/** The policies a person can give one agent (the server's policy stays a ceiling over it). */
+export type AgentPolicy = 'read-only' | 'ask' | 'full';
+export const AGENT_POLICIES: AgentPolicy[] = ['read-only', 'ask', 'full'];
+
 export interface IInfo {
   url: string;
   token_required: boolean;
+  /** Each host's set-up with the URL alone: the host signs in (OAuth). */
   snippets: { [name: string]: string };
+  /** The file-based set-ups with `Authorization: Bearer <TOKEN>`, for a minted agent token. */
+  token_snippets?: { [name: string]: string };
   /** Other extensions routing the same path (answers: theirs is what agents reach). */
   conflicts?: { handler: string; extension: string; answers: boolean; message: string }[];
 }
@@ -33,6 +40,28 @@ export interface IAgent {
   username: string;
   initials: string;
   color: string;
+  /** What it authenticated with: an agent credential of its own, or the person's Jupyter token. */
+  credential?: { kind: 'agent'; id: string; name: string; policy: AgentPolicy } | { kind: 'jupyter'; label: string };
+}
+
+/** An agent the person let in (signed in, or a minted token), with its live sessions. */
+export interface ICredential {
+  id: string;
+  name: string;
+  user: string;
+  user_display: string;
+  policy: AgentPolicy;
+  /** "token" (minted by hand) or the OAuth client's registered name. */
+  client: string;
+  created: string;
+  last_used: string | null;
+  sessions: IAgent[];
+}
+
+/** A freshly minted agent token: the only time the panel ever sees it. */
+export interface IMinted {
+  agent: ICredential;
+  token: string;
 }
 
 export interface IChange {
@@ -108,10 +137,6 @@ export class McpApi {
     return this._request('info');
   }
 
-  async token(): Promise<string> {
-    return (await this._request<{ token: string }>('token')).token;
-  }
-
   async sessions(): Promise<IAgent[]> {
     return (await this._request<{ sessions: IAgent[] }>('sessions')).sessions;
   }
@@ -149,11 +174,27 @@ export class McpApi {
     return this._request('stop', {});
   }
 
+  async agents(): Promise<ICredential[]> {
+    return (await this._request<{ agents: ICredential[] }>('agents')).agents;
+  }
+
+  mintAgent(name: string, policy: AgentPolicy): Promise<IMinted> {
+    return this._request('agents', { name, policy });
+  }
+
+  async setAgentPolicy(id: string, policy: AgentPolicy): Promise<ICredential> {
+    return (await this._request<{ agent: ICredential }>(`agents/${encodeURIComponent(id)}`, { policy })).agent;
+  }
+
+  revokeAgent(id: string): Promise<{ revoked: string; sessions_ended: number }> {
+    return this._request(`agents/${encodeURIComponent(id)}`, undefined, [], 'DELETE');
+  }
+
   /** GET, or POST when there is a body; `accept` lists error statuses whose JSON body is the answer. */
-  private async _request<T>(route: string, body?: unknown, accept: number[] = []): Promise<T> {
+  private async _request<T>(route: string, body?: unknown, accept: number[] = [], method?: string): Promise<T> {
     const url = URLExt.join(this.settings.baseUrl, 'api/mcp', route);
     const init: RequestInit =
-      body === undefined ? { method: 'GET' } : { method: 'POST', body: JSON.stringify(body) };
+      body === undefined ? { method: method ?? 'GET' } : { method: method ?? 'POST', body: JSON.stringify(body) };
     const response = await ServerConnection.makeRequest(url, init, this.settings);
     const text = await response.text();
     let data: any = null;

@@ -8,19 +8,29 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import {
   ACTIVITY_SCHEMA,
+  AgentPolicy,
+  ApiError,
   IAgent,
   IApproval,
   IEntry,
+  ICredential,
   IInfo,
+  IMinted,
   IRevertResult,
   IStopResult,
   McpApi,
   PolicyMode
 } from './api';
 
-/** The lists the server's activity events name (`kind` in the event's data). */
-export type ListKind = 'session' | 'journal' | 'policy' | 'approval';
-const LISTS: ListKind[] = ['session', 'journal', 'policy', 'approval'];
+/**
+ * The lists the server's activity events name (`kind` in the event's data); `agent` (the
+ * credentials) is refetched with `session`, which the server emits when one changes.
+ */
+export type ListKind = 'session' | 'journal' | 'policy' | 'approval' | 'agent';
+const LISTS: ListKind[] = ['session', 'journal', 'policy', 'approval', 'agent'];
+
+/** The set-ups that can carry a header (Claude Code's is a command line: it never gets a token). */
+export const TOKEN_HOSTS = ['codex', 'cursor', 'vscode', 'json'];
 
 /** How many journal entries the feed shows. */
 export const FEED_LIMIT = 200;
@@ -34,9 +44,11 @@ export class McpModel {
   }
 
   info: IInfo | null = null;
-  /** Whether the person asked to see the token in the set-ups. */
-  tokenShown = false;
   sessions: IAgent[] = [];
+  /** The agents the person let in (credentials), each with its live sessions. */
+  agents: ICredential[] = [];
+  /** The agent token minted last, shown until the person dismisses it; never fetched again. */
+  minted: IMinted | null = null;
   entries: IEntry[] = [];
   policy: PolicyMode | null = null;
   approvals: IApproval[] = [];
@@ -102,23 +114,46 @@ export class McpModel {
     return entry.done;
   }
 
-  async showToken(shown: boolean): Promise<void> {
-    if (shown) {
-      await this._fetchToken();
+  /**
+   * The set-up text for `name`: the URL alone (the host signs in), or, while a minted agent token
+   * is on screen, a file-based set-up with `Authorization: Bearer <that token>`.
+   */
+  snippet(name: string): string {
+    const withToken = this.info?.token_snippets?.[name];
+    if (this.minted !== null && TOKEN_HOSTS.includes(name) && withToken !== undefined) {
+      return withToken.split('<TOKEN>').join(this.minted.token);
     }
-    this.tokenShown = shown && this._token !== null;
+    return this.info?.snippets[name] ?? '';
+  }
+
+  /** Mint a named agent token; it is shown once (`minted`), only its hash stays on the server. */
+  async mint(name: string, policy: AgentPolicy): Promise<IMinted | null> {
+    const minted = await this._guard(() => this.api.mintAgent(name, policy), null);
+    if (minted) {
+      this.minted = minted;
+      this._changed.emit();
+      await this.refresh('agent');
+    }
+    return minted;
+  }
+
+  /** Forget the minted token (the person has copied it): the set-ups go back to the URL alone. */
+  dismissMinted(): void {
+    this.minted = null;
     this._changed.emit();
   }
 
-  /** The set-up text for `name`, its `<TOKEN>` filled in only once the person asked to see it. */
-  snippet(name: string): string {
-    return this._fill(this.info?.snippets[name] ?? '', this.tokenShown);
+  async setAgentPolicy(id: string, policy: AgentPolicy): Promise<void> {
+    await this._guard(() => this.api.setAgentPolicy(id, policy), null);
+    await this.refresh('agent');
   }
 
-  /** The set-up text with the token filled in, for the clipboard (copying is asking for it). */
-  async snippetToCopy(name: string): Promise<string> {
-    await this._fetchToken();
-    return this._fill(this.info?.snippets[name] ?? '', true);
+  async revokeAgent(id: string): Promise<void> {
+    const result = await this._guard(() => this.api.revokeAgent(id), null);
+    if (result) {
+      this._say(`Revoked: its token is refused from now on; ${result.sessions_ended} session(s) ended.`, 'info');
+    }
+    await Promise.all([this.refresh('agent'), this.refresh('session')]);
   }
 
   async setPolicy(mode: PolicyMode): Promise<void> {
@@ -159,16 +194,6 @@ export class McpModel {
     Signal.clearData(this);
   }
 
-  private async _fetchToken(): Promise<void> {
-    if (this._token === null) {
-      this._token = await this._guard(() => this.api.token(), null);
-    }
-  }
-
-  private _fill(text: string, withToken: boolean): string {
-    return withToken && this._token !== null ? text.split('<TOKEN>').join(this._token) : text;
-  }
-
   private _onEvent(_: unknown, event: Event.Emission): void {
     if (event.schema_id !== ACTIVITY_SCHEMA) {
       return;
@@ -179,8 +204,10 @@ export class McpModel {
     } else if (kind === 'journal' || kind === 'session' || kind === 'policy' || kind === 'approval') {
       void this.refresh(kind);
       if (kind === 'session') {
-        // An agent's state decides the feed's colours and names, and its journal may have grown.
+        // An agent's state decides the feed's colours and names, and its journal may have grown;
+        // a credential's policy or revocation is announced as a session change too.
         void this.refresh('journal');
+        void this.refresh('agent');
       }
     }
   }
@@ -200,6 +227,16 @@ export class McpModel {
         break;
       case 'policy':
         this.policy = await this._guard(() => this.api.policy(), this.policy);
+        break;
+      case 'agent':
+        // A person who may not run code may not manage agents (403): an empty list, not an error.
+        this.agents = await this._guard(
+          () =>
+            this.api.agents().catch(error =>
+              error instanceof ApiError && error.status === 403 ? [] : Promise.reject(error)
+            ),
+          this.agents
+        );
         break;
       case 'approval': {
         const approvals = await this._guard(() => this.api.approvals(), this.approvals);
@@ -246,7 +283,6 @@ export class McpModel {
     this._changed.emit();
   }
 
-  private _token: string | null = null;
   private _changed = new Signal<this, void>(this);
   private _approvalRequested = new Signal<this, IApproval>(this);
   private _approvalSettled = new Signal<this, string>(this);

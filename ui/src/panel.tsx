@@ -4,10 +4,11 @@ import * as React from 'react';
 
 import { robotIcon } from './icons';
 import { McpModel } from './model';
+import { AgentsView } from './views/agents';
 import { ConnectView } from './views/connect';
 import { FeedView } from './views/feed';
 import { PolicyView } from './views/policy';
-import { Opener, SessionsView } from './views/sessions';
+import { Opener } from './views/sessions';
 
 export const PANEL_ID = 'jupyter-mcp-ext-panel';
 
@@ -53,7 +54,7 @@ function PanelBody(props: { model: McpModel; open: Opener }): JSX.Element {
       )}
       <PolicyView model={model} />
       <ConnectView model={model} />
-      <SessionsView model={model} open={props.open} />
+      <AgentsView model={model} open={props.open} />
       <FeedView model={model} open={props.open} />
     </div>
   );

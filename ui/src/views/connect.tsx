@@ -1,19 +1,36 @@
-/** Connect: the endpoint's URL and a ready-to-paste set-up per agent, each with a copy button. */
+/**
+ * Connect: the endpoint's URL and a ready-to-paste set-up per agent host. The set-ups carry no
+ * credential: the host signs in (MCP's OAuth), and the person allows it in JupyterLab. A host or a
+ * script that can only send a fixed header gets a named agent token minted here, shown once; while
+ * it is on screen the file-based set-ups carry it. Claude Code's set-up (a command line) never does.
+ * The person's own Jupyter token is not offered: it opens everything, with no policy.
+ */
 import * as React from 'react';
 
-import { McpModel } from '../model';
+import { AGENT_POLICIES, AgentPolicy } from '../api';
+import { McpModel, TOKEN_HOSTS } from '../model';
+import { AGENT_POLICY_LABELS } from './agents';
 import { CopyButton, Section } from './common';
+import { Visible } from './visible';
 
 /** The set-ups the server offers (`snippets` in /api/mcp/info), and what each needs. */
 export const SETUPS: { key: string; label: string; note: string }[] = [
-  { key: 'claude', label: 'Claude Code', note: 'Run this in a terminal where Claude Code is installed.' },
-  { key: 'codex', label: 'Codex', note: 'Add this to ~/.codex/config.toml.' },
-  { key: 'cursor', label: 'Cursor', note: 'Add this to ~/.cursor/mcp.json (or .cursor/mcp.json in a project).' },
-  { key: 'vscode', label: 'VS Code', note: 'Add this to .vscode/mcp.json in your workspace.' },
+  {
+    key: 'claude',
+    label: 'Claude Code',
+    note: 'Run this in a terminal; then /mcp in Claude Code signs in (you allow it in JupyterLab).'
+  },
+  { key: 'codex', label: 'Codex', note: 'Add this to ~/.codex/config.toml, then run `codex mcp login jupyter`.' },
+  {
+    key: 'cursor',
+    label: 'Cursor',
+    note: 'Add this to ~/.cursor/mcp.json (or .cursor/mcp.json in a project); Cursor signs in on first use.'
+  },
+  { key: 'vscode', label: 'VS Code', note: 'Add this to .vscode/mcp.json; VS Code signs in on first use.' },
   {
     key: 'json',
     label: 'Other',
-    note: 'Any MCP client with Streamable HTTP: this URL and an Authorization: Bearer header.'
+    note: 'Any MCP client with Streamable HTTP: it signs in (OAuth), or sends a minted agent token.'
   }
 ];
 
@@ -24,7 +41,8 @@ export function ConnectView(props: { model: McpModel }): JSX.Element {
   const [folded, fold] = React.useState<boolean | null>(null);
   const info = model.info;
   const conflicts = info?.conflicts ?? [];
-  const expanded = folded === null ? model.sessions.length === 0 || conflicts.length > 0 : !folded;
+  const expanded =
+    folded === null ? model.sessions.length === 0 || conflicts.length > 0 || model.minted !== null : !folded;
   const toggle = () => fold(expanded);
   if (!info) {
     return (
@@ -35,19 +53,9 @@ export function ConnectView(props: { model: McpModel }): JSX.Element {
   }
   const setups = SETUPS.filter(s => info.snippets[s.key] !== undefined);
   const setup = setups.find(s => s.key === chosen) ?? setups[0];
-  const tokenButton = info.token_required ? (
-    <button className="jp-mcp-Button jp-mcp-TokenToggle" onClick={() => void model.showToken(!model.tokenShown)}>
-      {model.tokenShown ? 'Hide token' : 'Show token'}
-    </button>
-  ) : undefined;
+  const carries = model.minted !== null && TOKEN_HOSTS.includes(setup?.key ?? '');
   return (
-    <Section
-      title="Connect"
-      className="jp-mcp-Connect"
-      actions={tokenButton}
-      expanded={expanded}
-      onToggle={toggle}
-    >
+    <Section title="Connect" className="jp-mcp-Connect" expanded={expanded} onToggle={toggle}>
       {conflicts.map(c => (
         <p key={c.handler} className="jp-mcp-Message jp-mcp-Message-error jp-mcp-Conflict" role="alert">
           {c.message}
@@ -73,16 +81,83 @@ export function ConnectView(props: { model: McpModel }): JSX.Element {
               </button>
             ))}
           </div>
-          <p className="jp-mcp-Note">{setup.note}</p>
-          <div className="jp-mcp-Snippet" data-setup={setup.key}>
-            <CopyButton
-              title={`Copy the ${setup.label} set-up, with the token`}
-              text={() => model.snippetToCopy(setup.key)}
-            />
+          <p className="jp-mcp-Note">
+            {setup.note}
+            {model.minted !== null &&
+              (carries
+                ? ' It carries the agent token minted below.'
+                : " Claude Code's set-up never carries a token (it would stay on a command line).")}
+          </p>
+          <div className="jp-mcp-Snippet" data-setup={setup.key} data-token={carries ? 'agent' : 'none'}>
+            <CopyButton title={`Copy the ${setup.label} set-up`} text={async () => model.snippet(setup.key)} />
             <pre>{model.snippet(setup.key)}</pre>
           </div>
         </>
       )}
+      <MintForm model={model} />
     </Section>
+  );
+}
+
+/** "Mint an agent token": for a host or script that can only send a fixed header. */
+function MintForm(props: { model: McpModel }): JSX.Element {
+  const { model } = props;
+  const [name, setName] = React.useState('');
+  const [policy, setPolicy] = React.useState<AgentPolicy>('ask');
+  const minted = model.minted;
+  const submit = async (event: React.FormEvent) => {
+    event.preventDefault();
+    if (await model.mint(name, policy)) {
+      setName('');
+    }
+  };
+  return (
+    <div className="jp-mcp-Mint">
+      <h4 className="jp-mcp-MintTitle">Mint an agent token</h4>
+      <p className="jp-mcp-Note">
+        For a host or script that can only send a fixed header. The token works at the MCP endpoint only,
+        as an agent of its own with the policy you choose; Revoke it under Agents.
+      </p>
+      <form className="jp-mcp-MintForm" onSubmit={event => void submit(event)}>
+        <input
+          className="jp-mcp-MintName"
+          aria-label="Agent name"
+          placeholder="Agent name, e.g. Nightly report"
+          value={name}
+          maxLength={100}
+          onChange={event => setName(event.target.value)}
+        />
+        <select
+          className="jp-mcp-MintPolicy"
+          aria-label="What the new agent may do"
+          value={policy}
+          onChange={event => setPolicy(event.target.value as AgentPolicy)}
+        >
+          {AGENT_POLICIES.map(p => (
+            <option key={p} value={p}>
+              {AGENT_POLICY_LABELS[p]}
+            </option>
+          ))}
+        </select>
+        <button type="submit" className="jp-mcp-Button" disabled={!name.trim()}>
+          Mint
+        </button>
+      </form>
+      {minted && (
+        <div className="jp-mcp-Minted" role="status">
+          <p className="jp-mcp-Warning">
+            The token of <Visible text={minted.agent.name} /> ({AGENT_POLICY_LABELS[minted.agent.policy]}), shown
+            this once: copy it now, or use a set-up above while it is on screen.
+          </p>
+          <div className="jp-mcp-Url">
+            <code className="jp-mcp-MintedToken">{minted.token}</code>
+            <CopyButton title="Copy the agent token" text={async () => minted.token} />
+          </div>
+          <button className="jp-mcp-Button jp-mcp-MintDone" onClick={() => model.dismissMinted()}>
+            Done (hide it)
+          </button>
+        </div>
+      )}
+    </div>
   );
 }

@@ -1,38 +1,16 @@
-/** Sessions: each connected agent, what it does now, and "revert everything since ...". */
+/** A live session of an agent: what it does now, and "revert everything since ...". */
 import * as React from 'react';
 
 import { IAgent, IEntry } from '../api';
 import { McpModel } from '../model';
-import { Section, Swatch } from './common';
+import { Swatch } from './common';
 import { agentName, ago, clock, STATE_LABELS } from './format';
 import { Visible } from './visible';
 
 export type Opener = (path: string, cellId?: string | null) => void;
 
-export function SessionsView(props: { model: McpModel; open: Opener }): JSX.Element {
-  const { model } = props;
-  return (
-    <Section title={`Sessions (${model.sessions.length})`} className="jp-mcp-Sessions">
-      {model.sessions.length === 0 ? (
-        <p className="jp-mcp-Empty">No agent connected.</p>
-      ) : (
-        <ul className="jp-mcp-SessionList">
-          {model.sessions.map(agent => (
-            <SessionRow
-              key={agent.id}
-              agent={agent}
-              entries={model.entries.filter(e => e.agent === agent.id && e.revertible && !e.reverted)}
-              model={model}
-              open={props.open}
-            />
-          ))}
-        </ul>
-      )}
-    </Section>
-  );
-}
-
-function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: McpModel; open: Opener }): JSX.Element {
+/** One live session, by its name (the agent's, or its client's), with "revert everything since". */
+export function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: McpModel; open: Opener }): JSX.Element {
   const { agent, entries } = props;
   // Oldest first; the first choice takes back the whole session.
   const choices = [...entries].reverse();
@@ -43,13 +21,13 @@ function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: McpModel; 
       <div className="jp-mcp-SessionHead">
         <Swatch color={agent.color} />
         <span className="jp-mcp-AgentName">
-          <Visible text={agentName(agent, true)} />
+          <Visible text={agent.display_name || agentName(agent)} />
         </span>
         <span className={`jp-mcp-State jp-mcp-State-${agent.state}`}>{STATE_LABELS[agent.state] ?? agent.state}</span>
       </div>
       <div className="jp-mcp-SessionMeta">
-        <span title="Jupyter user">
-          <Visible text={agent.user} />
+        <span title="Its MCP client">
+          <Visible text={agentName(agent, true)} />
         </span>
         <span title={agent.since}>since {ago(agent.since)}</span>
         {agent.path && (
