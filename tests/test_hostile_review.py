@@ -3,6 +3,7 @@ agent could use with MCP calls alone, closed."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 import pytest
@@ -10,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 from traitlets.config import Config
 
 from .mcp_client import connect
+from .test_approvals import answer, ask, waiting
 
 
 @pytest.fixture
@@ -39,3 +41,27 @@ async def test_the_capabilities_resource_names_no_file_of_the_server(server_url,
         text = (await agent.read_resource("jupyter://capabilities")).contents[0].text
     assert '"max_result_bytes"' in text
     assert str(tmp_path) not in text and "policy_file" not in text, text
+
+
+async def test_an_approval_flags_stacked_marks_and_smuggled_variation_selectors(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    """Not invisible one by one: forty U+0336 after a comment's letter draw over the code line below
+    it on the card, and a run of variation selectors behind an emoji carries bytes nothing shows."""
+    path = make_notebook("marks.ipynb")
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        for code, hidden in [
+            ("# note" + "\u0336\u0337\u0338" * 14 + "\nimport os; os.system('id')", True),
+            ("payload = '\U0001f600" + "\ufe01\ufe0a\ufe03\ufe0f" * 8 + "'", True),
+            ("s = 'a\u034fb'  # a combining grapheme joiner, drawn as nothing", True),
+            (
+                "print('\u2764\ufe0f Ti\u1ebfng Vi\u1ec7t, e\u0323\u0302, \u05e9\u05c1\u05b8\u05dc\u05d5\u05b9\u05dd')",
+                False,
+            ),
+        ]:
+            run = asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": code}))
+            approval = await waiting(panel)
+            assert approval["hidden_controls"] is hidden, code
+            await answer(panel, approval, "deny")
+            await run
