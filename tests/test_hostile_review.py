@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 import pytest
 from mcp.shared.exceptions import MCPError
 from traitlets.config import Config
 
-from .mcp_client import connect
+from .mcp_client import STATELESS, connect
 from .test_approvals import answer, ask, waiting
 
 
@@ -65,3 +66,27 @@ async def test_an_approval_flags_stacked_marks_and_smuggled_variation_selectors(
             assert approval["hidden_controls"] is hidden, code
             await answer(panel, approval, "deny")
             await run
+
+
+async def test_a_listen_stream_watches_a_bounded_number_of_notebooks(
+    server_url, jp_auth_header, make_notebook
+):
+    """Each URI of a listen is resolved when it opens and sent each change: 30,000 spellings of one
+    notebook (percent-encoded letter by letter) held the server busy for three minutes."""
+    path = make_notebook("abcdefghijk.ipynb", cells=["x = 1"])
+    name = path.removesuffix(".ipynb")
+    spellings = [
+        "notebook:///"
+        + "".join(f"%{ord(c):02X}" if (n >> i) & 1 else c for i, c in enumerate(name))
+        + ".ipynb"
+        for n in range(1001)
+    ]
+    async with connect(server_url, jp_auth_header, STATELESS) as client:
+        started = time.monotonic()
+        with pytest.raises(MCPError) as raised:
+            async with client.listen(resource_subscriptions=spellings):
+                pass
+        assert "at most 1,000 notebooks" in str(raised.value) and "1,001" in str(raised.value)
+        assert time.monotonic() - started < 5
+        async with client.listen(resource_subscriptions=spellings[:3] * 400):  # the same three, repeated
+            pass

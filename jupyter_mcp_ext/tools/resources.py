@@ -54,7 +54,9 @@ CAPABILITIES_URI = "jupyter://capabilities"
 SCHEMA_VERSION = 1
 NOTEBOOK_MIME = "application/x-ipynb+json"
 MAX_LISTED = 500
-MAX_SUBSCRIPTIONS = 1000  # per session: each notebook no room holds is looked at once a second
+MAX_SUBSCRIPTIONS = (
+    1000  # per session or listen stream: each notebook no room holds is looked at once a second
+)
 SERVER_FILES = frozenset({"policy_file"})  # settings that name a file on the server: not for agents
 
 _PCHAR = set(string.ascii_letters + string.digits + "-._~" + "!$&'()*+,;=:@" + "%")
@@ -280,10 +282,18 @@ class NotebookResources:
         self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         """The SDK's listen stream, with the notebooks it asks for watched while it lasts."""
-        wanted = []
-        for uri in params.notifications.resource_subscriptions or ():
-            if uri.startswith(SCHEME):
-                wanted.append((await self._checked(ctx, uri, "subscriptions/listen"), uri))
+        uris = [
+            u
+            for u in dict.fromkeys(params.notifications.resource_subscriptions or ())
+            if u.startswith(SCHEME)
+        ]
+        if len(uris) > MAX_SUBSCRIPTIONS:  # each is resolved now, and each change is sent to each
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"A listen stream may watch at most {MAX_SUBSCRIPTIONS:,} notebooks ({len(uris):,} "
+                "were asked for); listen for fewer.",
+            )
+        wanted = [(await self._checked(ctx, uri, "subscriptions/listen"), uri) for uri in uris]
         for api, uri in wanted:
             self._listening.setdefault(api, Counter())[uri] += 1
             await self.watchers.watch(api)
