@@ -4,6 +4,7 @@ agent could use with MCP calls alone, closed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 
@@ -11,7 +12,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from traitlets.config import Config
 
-from .mcp_client import STATELESS, connect
+from .mcp_client import STATELESS, connect, text
 from .test_approvals import answer, ask, waiting
 
 
@@ -90,3 +91,40 @@ async def test_a_listen_stream_watches_a_bounded_number_of_notebooks(
         assert time.monotonic() - started < 5
         async with client.listen(resource_subscriptions=spellings[:3] * 400):  # the same three, repeated
             pass
+
+
+async def test_a_gated_call_with_a_path_no_tool_takes_is_refused_before_anyone_is_asked(
+    server_url, jp_auth_header, panel
+):
+    """An approval bounded its code, not its path: 32 waiting calls of 3 MB paths each were held,
+    served whole to every panel fetch and sent as each call's progress."""
+    await ask(panel)
+    async with connect(server_url, jp_auth_header) as agent:
+        for tool, args in [
+            ("execute_code", {"code": "1"}),
+            ("restart_kernel", {}),
+            ("set_kernel", {"kernel_name": "python3"}),
+            ("write_file", {"content": "x"}),
+        ]:
+            result = await asyncio.wait_for(
+                agent.call_tool(tool, {"path": "d/" * 3000 + "a.ipynb", **args}), 10
+            )
+            assert result.is_error and "at most 4,096" in text(result), (tool, text(result)[:200])
+        moved = await agent.call_tool("rename_path", {"path": "a.txt", "new_path": "d/" * 3000})
+        assert moved.is_error and "new_path is 6,000 characters" in text(moved), text(moved)[:200]
+    assert (await panel.get("approvals"))["approvals"] == []
+
+
+async def test_an_agents_record_never_holds_a_megabyte_path_or_cell_id(
+    server_url, jp_auth_header, make_notebook, panel
+):
+    """Whatever a call names is shown as where the agent works: the sessions list (and each event to
+    every panel) carried a 1 MB path from a call the tool refused."""
+    path = make_notebook("here.ipynb", cells=["x = 1"])
+    async with connect(server_url, jp_auth_header) as agent:
+        assert (await agent.call_tool("read_cells", {"path": "p" * 1_000_000})).is_error
+        assert (
+            await agent.call_tool("update_cell", {"path": path, "cell_id": "c" * 1_000_000, "source": ""})
+        ).is_error
+        listed = json.dumps(await panel.get("sessions"))
+    assert len(listed) < 20_000, len(listed)
