@@ -128,3 +128,19 @@ async def test_an_agents_record_never_holds_a_megabyte_path_or_cell_id(
         ).is_error
         listed = json.dumps(await panel.get("sessions"))
     assert len(listed) < 20_000, len(listed)
+
+
+async def test_jupyters_runtime_files_and_dotless_env_files_are_secrets(
+    server_url, jp_auth_header, jp_root_dir
+):
+    """A root that holds Jupyter's runtime folder (a home folder) let an agent read the server's own
+    token, which works on every API an approval does not guard; ``prod.env`` is a compose env_file."""
+    (jp_root_dir / "runtime").mkdir()
+    (jp_root_dir / "runtime" / "jpserver-4242.json").write_text('{"token": "s3cr3t"}')
+    (jp_root_dir / "runtime" / "jpserver-4242-open.html").write_text("?token=s3cr3t")
+    (jp_root_dir / "deploy").mkdir()
+    (jp_root_dir / "deploy" / "prod.env").write_text("DB_PASSWORD=s3cr3t")
+    async with connect(server_url, jp_auth_header) as agent:
+        for path in ("runtime/jpserver-4242.json", "runtime/jpserver-4242-open.html", "deploy/prod.env"):
+            result = await agent.call_tool("read_file", {"path": path})
+            assert result.is_error and "looks like a secret" in text(result), (path, text(result))
