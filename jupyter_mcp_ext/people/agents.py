@@ -251,10 +251,11 @@ def _combined(busy: list[State]) -> State:
 
 
 def args_path(args: Any) -> str | None:
-    """The file a call names, if it could name one: the agent's record (the sessions list, events to
-    every panel) never holds an agent's megabyte of text."""
+    """The file a call names; one longer than any path is cut to one character over the limit, so
+    that it still names no file (the agent leaves the collaborators panel) while the agent's record
+    (the sessions list, events to every panel) never holds an agent's megabyte of text."""
     path = getattr(args, "path", None)
-    return path if isinstance(path, str) and 0 < len(path) <= MAX_PATH_CHARS else None
+    return path[: MAX_PATH_CHARS + 1] if isinstance(path, str) and path else None
 
 
 def _cell_of(data: Mapping[str, Any], *, last: bool = False) -> str | None:
