@@ -24,6 +24,9 @@ MAX_TREE_ENTRIES = 20_000  # entries a folder may hold for an agent to delete or
 
 DEFAULT_DENIED = (
     ".env*",
+    "*.env",  # docker compose's env_file, prod.env
+    "jpserver-*",  # Jupyter's runtime files: the server's own token (jpserver-<pid>.json, -open.html)
+    "nbserver-*",
     "*.pem",
     "*.key",
     "*.p12",

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from mcp_types import CLIENT_INFO_META_KEY
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from ..documents.paths import MAX_PATH_CHARS
 from .journal import iso
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ PALETTE = (
     "#17becf",
 )
 SESSION_HEADER = "mcp-session-id"
+MAX_CELL_ID = 64  # characters of a cell id (nbformat 4.5): a longer one names no cell
 
 
 @dataclass
@@ -257,21 +259,25 @@ def _combined(busy: list[State]) -> State:
 
 
 def args_path(args: Any) -> str | None:
+    """The file a call names; one longer than any path is cut to one character over the limit, so
+    that it still names no file (the agent leaves the collaborators panel) while the agent's record
+    (the sessions list, events to every panel) never holds an agent's megabyte of text."""
     path = getattr(args, "path", None)
-    return path if isinstance(path, str) and path else None
+    return path[: MAX_PATH_CHARS + 1] if isinstance(path, str) and path else None
 
 
 def _cell_of(data: Mapping[str, Any], *, last: bool = False) -> str | None:
     """The cell a call addresses (arguments) or ended on (result): a cell id, or one of a list."""
     for key in ("cell_id", "id"):
         if isinstance(data.get(key), str):
-            return data[key]
+            return data[key] if len(data[key]) <= MAX_CELL_ID else None
     ids = data.get("cell_ids")
     if not isinstance(ids, list):  # a run's result: its cells, each with its id
         cells = data.get("cells")
         ids = [c.get("id") for c in cells if isinstance(c, Mapping)] if isinstance(cells, list) else []
     ids = [i for i in ids if isinstance(i, str)]
-    return (ids[-1] if last else ids[0]) if ids else None
+    found = (ids[-1] if last else ids[0]) if ids else None
+    return found if found is None or len(found) <= MAX_CELL_ID else None
 
 
 def initials(label: str) -> str:

@@ -43,6 +43,9 @@ class Shown:
 async def describe(services: Any, spec: Any, args: Any) -> Shown:
     """The code a call would run, or the change it would make, as a person is shown it."""
     name = spec.name
+    for what in ("path", "new_path"):  # a path the tool refuses is refused before anyone is asked:
+        if isinstance(given := getattr(args, what, None), str):  # a card never holds megabytes of it
+            await api_path(given, services.contents, what=what)
     if name == "execute_code":
         return Shown(args.code, None)
     if name == "insert_and_execute":

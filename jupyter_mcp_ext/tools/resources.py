@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 from tornado.web import HTTPError
 
 from .._version import __version__
-from ..documents.paths import walk
+from ..documents.paths import walk, without_root
 from ..documents.watchers import NotebookWatchers
 from ..errors import ToolError
 from ..people.agents import on_session_end
@@ -54,7 +54,10 @@ CAPABILITIES_URI = "jupyter://capabilities"
 SCHEMA_VERSION = 1
 NOTEBOOK_MIME = "application/x-ipynb+json"
 MAX_LISTED = 500
-MAX_SUBSCRIPTIONS = 1000  # per session: each notebook no room holds is looked at once a second
+MAX_SUBSCRIPTIONS = (
+    1000  # per session or listen stream: each notebook no room holds is looked at once a second
+)
+SERVER_FILES = frozenset({"policy_file"})  # settings that name a file on the server: not for agents
 
 _PCHAR = set(string.ascii_letters + string.digits + "-._~" + "!$&'()*+,;=:@" + "%")
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -192,7 +195,9 @@ class NotebookResources:
                 stored = model["content"]
             text = await notebook_json(live, stored, self.services.limits.max_result_bytes)
         except ToolError as err:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Resource {params.uri}: {err}") from None
+            raise self._refused(params.uri, str(err)) from None
+        except HTTPError as err:  # the contents manager's words name the server's own folder
+            raise self._refused(params.uri, f"unreadable ({err.log_message or err.reason})") from None
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=params.uri, mime_type=NOTEBOOK_MIME, text=text)]
         )
@@ -212,7 +217,7 @@ class NotebookResources:
             "schema_version": SCHEMA_VERSION,
             "versions": {"jupyter_server": jupyter_server.__version__, "jupyter_mcp_ext": __version__},
             "collaboration": {"enabled": ydoc_ext, "jupyter_server_ydoc": ydoc_version if ydoc_ext else None},
-            "settings": dict(services.settings),
+            "settings": {k: v for k, v in services.settings.items() if k not in SERVER_FILES},
             "default_kernel": services.default_kernel,
             "kernelspecs": [
                 {
@@ -234,7 +239,12 @@ class NotebookResources:
         try:
             return await self.services.documents.resolve(path)
         except ToolError as err:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Resource {uri}: {err}") from None
+            raise self._refused(uri, str(err)) from None
+
+    def _refused(self, uri: str, why: str) -> MCPError:
+        """An invalid-params error about ``uri`` that never names the server's own folder."""
+        message = without_root(f"Resource {uri}: {why}", self.services.contents)
+        return MCPError(code=types.INVALID_PARAMS, message=message)
 
     # -- subscriptions ------------------------------------------------------------------
 
@@ -272,10 +282,18 @@ class NotebookResources:
         self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         """The SDK's listen stream, with the notebooks it asks for watched while it lasts."""
-        wanted = []
-        for uri in params.notifications.resource_subscriptions or ():
-            if uri.startswith(SCHEME):
-                wanted.append((await self._checked(ctx, uri, "subscriptions/listen"), uri))
+        uris = [
+            u
+            for u in dict.fromkeys(params.notifications.resource_subscriptions or ())
+            if u.startswith(SCHEME)
+        ]
+        if len(uris) > MAX_SUBSCRIPTIONS:  # each is resolved now, and each change is sent to each
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"A listen stream may watch at most {MAX_SUBSCRIPTIONS:,} notebooks ({len(uris):,} "
+                "were asked for); listen for fewer.",
+            )
+        wanted = [(await self._checked(ctx, uri, "subscriptions/listen"), uri) for uri in uris]
         for api, uri in wanted:
             self._listening.setdefault(api, Counter())[uri] += 1
             await self.watchers.watch(api)

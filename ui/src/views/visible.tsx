@@ -4,11 +4,12 @@
  * shows what an agent sent: code, paths, names, diffs, errors and notifications. Rendered as they
  * are, they make an approval card show something other than what runs. The set is the server's
  * (`jupyter_mcp_ext/people/hidden.py`): format and control characters, line and paragraph
- * separators, Hangul fillers and the variation selectors supplement. In code, `\n` and `\t` stay.
+ * separators, Hangul fillers, U+034F, U+17B4-5 and the variation selectors supplement. In code, `\n`
+ * and `\t` stay. (The server also flags stacked combining marks and runs of variation selectors.)
  */
 import * as React from 'react';
 
-const SET = '\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\u115F\\u1160\\u3164\\uFFA0\\u{E0100}-\\u{E01EF}';
+const SET = '\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\u115F\\u1160\\u3164\\uFFA0\\u034F\\u17B4\\u17B5\\u{E0100}-\\u{E01EF}';
 /** In code: every hidden character but line breaks and tabs. */
 const IN_CODE = new RegExp(`(?![\\n\\t])[${SET}]`, 'gu');
 /** In a name, a path or a one-line text: line breaks and tabs too. */
