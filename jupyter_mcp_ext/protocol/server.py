@@ -22,6 +22,7 @@ from ..errors import ToolError
 from ..services import Services
 from ..tools.authz import handler_of, listing_for
 from ..tools.bounds import bound_result
+from ..tools.completions import Completions
 from ..tools.prompts import NotebookPrompts
 from ..tools.resources import NotebookResources
 from ..tools.toolkit import ToolContext, ToolSpec
@@ -41,6 +42,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
     by_name = {t.name: t for t in tools}
     resources = NotebookResources(services)
     prompts = NotebookPrompts(services)
+    completions = Completions(services, prompts)
     listing = types.ListToolsResult(tools=[t.definition() for t in tools])
 
     async def list_tools(
@@ -120,6 +122,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             on_subscriptions_listen=resources.listen,
             on_list_prompts=prompts.list_prompts,
             on_get_prompt=prompts.get_prompt,
+            on_completion=completions.complete,
         )
 
 
