@@ -205,3 +205,26 @@ async def test_the_walk_stops_at_its_bounds_and_says_so(tmp_path):
     assert (len(cut.notebooks), cut.complete) == (50, False)
     late = await notebooks_starting_with("", Contents(), denied, walks, max_seconds=0)
     assert late.complete is False
+
+
+class TestConformanceFixture:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Config) -> Config:
+        jp_server_config.MCPExtensionApp.conformance_tools = True
+        return jp_server_config
+
+    async def test_the_suites_prompt_is_listed_completed_and_filled_in(self, server_url, jp_auth_header):
+        fixture = PromptReference(name="test_prompt_with_arguments")
+        async with connect(server_url, jp_auth_header) as client:
+            assert "test_prompt_with_arguments" in [p.name for p in (await client.list_prompts()).prompts]
+            done = (await client.complete(fixture, {"name": "arg1", "value": "test"})).completion
+            assert (done.values, done.total, done.has_more) == ([], 0, False)
+            got = await client.get_prompt("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
+            assert got.messages[0].content.text == "Prompt with arguments: arg1='a', arg2='b'"
+
+
+async def test_the_suites_prompt_is_not_there_by_default(server_url, jp_auth_header):
+    async with connect(server_url, jp_auth_header) as client:
+        assert "test_prompt_with_arguments" not in [p.name for p in (await client.list_prompts()).prompts]
+        with pytest.raises(MCPError, match="Unknown prompt"):
+            await client.get_prompt("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
