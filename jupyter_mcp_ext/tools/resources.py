@@ -54,7 +54,9 @@ CAPABILITIES_URI = "jupyter://capabilities"
 SCHEMA_VERSION = 1
 NOTEBOOK_MIME = "application/x-ipynb+json"
 MAX_LISTED = 500
-MAX_SUBSCRIPTIONS = 1000  # per session: each notebook no room holds is looked at once a second
+MAX_SUBSCRIPTIONS = (
+    1000  # per session or listen stream: each notebook no room holds is looked at once a second
+)
 
 _PCHAR = set(string.ascii_letters + string.digits + "-._~" + "!$&'()*+,;=:@" + "%")
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -272,8 +274,14 @@ class NotebookResources:
         self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         """The SDK's listen stream, with the notebooks it asks for watched while it lasts."""
+        uris = params.notifications.resource_subscriptions or ()
+        if len(uris) > MAX_SUBSCRIPTIONS:
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message=f"A listen stream may follow at most {MAX_SUBSCRIPTIONS} notebooks; open fewer at a time.",
+            )
         wanted = []
-        for uri in params.notifications.resource_subscriptions or ():
+        for uri in dict.fromkeys(uris):  # each once, however often it is named
             if uri.startswith(SCHEME):
                 wanted.append((await self._checked(ctx, uri, "subscriptions/listen"), uri))
         for api, uri in wanted:
