@@ -26,6 +26,7 @@ from ..tools.completions import Completions
 from ..tools.prompts import NotebookPrompts
 from ..tools.resources import NotebookResources
 from ..tools.toolkit import ToolContext, ToolSpec
+from .icons import SERVER_ICONS
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             version=__version__,
             title="Jupyter",
             instructions=INSTRUCTIONS,
+            icons=SERVER_ICONS,
             get_tool_input_schema=lambda name: (
                 by_name[name].definition().input_schema if name in by_name else None
             ),
