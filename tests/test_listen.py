@@ -21,6 +21,7 @@ from jupyter_mcp_ext.tools.resources import MAX_SUBSCRIPTIONS, notebook_uri
 
 from .mcp_client import STATELESS, connect, ok
 from .test_reliability_findings import watcher_tasks
+from .yclient import YPeer
 
 
 @asynccontextmanager
@@ -115,3 +116,18 @@ async def test_a_listen_for_what_the_caller_may_not_read_is_refused(
             async with client.listen(resource_subscriptions=[notebook_uri(path)] * (MAX_SUBSCRIPTIONS + 1)):
                 pass
         assert not watcher_tasks()
+
+
+async def test_a_person_opening_the_notebook_is_no_change_but_their_typing_is(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("opened.ipynb", cells=[{"id": "c1", "source": "x = 1"}])
+    uri = notebook_uri(path)
+    async with listener(server_url, jp_auth_header, uri) as heard:
+        await asyncio.sleep(0.3)  # the watcher has seen the file with no room
+        async with YPeer(server_url, jp_auth_header, path) as person:
+            await asyncio.sleep(1.5)  # the watcher has found the room: the same notebook
+            assert heard == []
+            person.insert_text(0, 5, "0")
+            await person.flush()
+            await until(lambda: heard == [uri])

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0  # how often a file no room holds is looked at, and rooms are looked for
 QUIET_SECONDS = 0.3  # changes closer together than this are one notification
+MAX_COMPARED_BYTES = 8_000_000  # a larger file whose room just appeared counts as changed, unread
 
 
 @dataclass
@@ -141,9 +142,10 @@ class NotebookWatchers:
         """Whether a room that just appeared differs from the file as last seen on disk: saved since
         (another modification time) or holding unsaved edits (compared as the room compares on load)."""
         try:
-            model = await ensure_async(self._contents.get(api, content=True, type="notebook"))
-            if model.get("last_modified") != mtime:
+            model = await ensure_async(self._contents.get(api, content=False))
+            if model.get("last_modified") != mtime or (model.get("size") or 0) > MAX_COMPARED_BYTES:
                 return True
+            model = await ensure_async(self._contents.get(api, content=True, type="notebook"))
             return bool(await doc.aget() != model["content"])
         except Exception:
             return True  # cannot tell: a needless notification costs a re-read, a lost one is wrong
