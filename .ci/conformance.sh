@@ -4,7 +4,8 @@
 #
 #   bash .ci/conformance.sh                 # start a throwaway jupyter server, test it
 #   MCP_URL=http://127.0.0.1:8765/mcp bash .ci/conformance.sh   # test a running server (started
-#       with --MCPExtensionApp.conformance_tools=True, or server-sse-polling finds no test tool)
+#       with --MCPExtensionApp.conformance_tools=True, or server-sse-polling finds no test tool
+#       and completion-complete / prompts-get-with-args no test prompt)
 #   bash .ci/conformance.sh ping tools-list # only these scenarios
 #
 # Tools come from the npm registry only, pinned by .ci/conformance/package-lock.json:
@@ -32,6 +33,10 @@ else
     server-sse-polling
     server-sse-multiple-streams
     dns-rebinding-protection
+    completion-complete
+    prompts-list
+    prompts-get-with-args
+    resources-list
   )
 fi
 

@@ -29,7 +29,7 @@ async def test_prompts_embed_the_notebook_outline_with_its_cell_ids(
     async with connect(server_url, jp_auth_header) as agent:
         listed = (await agent.list_prompts()).prompts
         assert [p.name for p in listed] == ["explain_notebook", "fix_failing_cell", "clean_run"]
-        assert all([(a.name, a.required) for a in p.arguments] == [("path", True)] for p in listed)
+        assert all(p.arguments[0].name == "path" and p.arguments[0].required for p in listed)
 
         outline = await agent.call_tool("get_notebook", {"path": path})
         for prompt in listed:

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0  # how often a file no room holds is looked at, and rooms are looked for
 QUIET_SECONDS = 0.3  # changes closer together than this are one notification
+MAX_COMPARED_BYTES = 8_000_000  # a larger file whose room just appeared counts as changed, unread
 
 
 @dataclass
@@ -114,6 +115,7 @@ class NotebookWatchers:
         if self._files.get(api) is not entry:
             return  # unwatched meanwhile
         if doc is not entry.doc:
+            polled_since = entry.mtime if entry.doc is None else None
             _unobserve(entry)
             entry.doc = doc
             if doc is not None:
@@ -124,6 +126,10 @@ class NotebookWatchers:
 
                 for shared in (doc.ycells, doc.ydoc.get("meta", type=Map)):
                     entry.subscriptions.append((shared, shared.observe_deep(changed)))
+                # A room that appeared since the last look may already hold edits (an agent opens a
+                # room and edits at once): they happened before anything observed it.
+                if polled_since is not None and await self._edited_before(api, doc, polled_since):
+                    entry.changed_at = time.monotonic()
         if doc is None:
             mtime = await self._mtime(api)
             if entry.mtime is not None and mtime != entry.mtime:
@@ -131,6 +137,18 @@ class NotebookWatchers:
             entry.mtime = mtime
         else:
             entry.mtime = None  # the room saves the file: its own saves are not news
+
+    async def _edited_before(self, api: str, doc: Any, mtime: Any) -> bool:
+        """Whether a room that just appeared differs from the file as last seen on disk: saved since
+        (another modification time) or holding unsaved edits (compared as the room compares on load)."""
+        try:
+            model = await ensure_async(self._contents.get(api, content=False))
+            if model.get("last_modified") != mtime or (model.get("size") or 0) > MAX_COMPARED_BYTES:
+                return True
+            model = await ensure_async(self._contents.get(api, content=True, type="notebook"))
+            return bool(await doc.aget() != model["content"])
+        except Exception:
+            return True  # cannot tell: a needless notification costs a re-read, a lost one is wrong
 
     async def _mtime(self, api: str) -> Any:
         try:

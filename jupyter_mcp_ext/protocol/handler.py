@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from http.client import responses
 from typing import Any
 
@@ -99,6 +100,7 @@ class MCPHandler(APIHandler):
         self.gate = gate
         self._waiting: asyncio.Future[None] | None = None
         self._client_gone = False
+        self.on_close: Callable[[], None] | None = None  # the transport's: the client has left
         self.max_body_bytes = max_body_bytes
         self._body = bytearray()
         self._too_large = False
@@ -269,10 +271,13 @@ class MCPHandler(APIHandler):
         await self.gate.run(key, serving, meter=False, turn=False)  # metered whole, from _execute
 
     def on_connection_close(self) -> None:
-        # Until the transport takes this hook over, a client leaving only matters to a waiting call.
+        # A call waiting for its turn is dropped; one being served hears it through ``on_close``
+        # (Tornado keeps the bound method it saw at creation: replacing this method does nothing).
         self._client_gone = True
         if self._waiting is not None:
             self._waiting.cancel()
+        if self.on_close is not None:
+            self.on_close()
 
     @web.authenticated
     async def post(self) -> None:

@@ -23,9 +23,11 @@ from ..errors import ToolError
 from ..services import Services
 from ..tools.authz import handler_of, listing_for
 from ..tools.bounds import bound_result
+from ..tools.completions import Completions
 from ..tools.prompts import NotebookPrompts
 from ..tools.resources import NotebookResources
 from ..tools.toolkit import ToolContext, ToolSpec
+from .icons import SERVER_ICONS
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
     by_name = {t.name: t for t in tools}
     resources = NotebookResources(services)
     prompts = NotebookPrompts(services)
+    completions = Completions(services, prompts)
     listing = types.ListToolsResult(tools=[t.definition() for t in tools])
 
     async def list_tools(
@@ -107,6 +110,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             version=__version__,
             title="Jupyter",
             instructions=INSTRUCTIONS,
+            icons=SERVER_ICONS,
             get_tool_input_schema=lambda name: (
                 by_name[name].definition().input_schema if name in by_name else None
             ),
@@ -121,6 +125,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             on_subscriptions_listen=resources.listen,
             on_list_prompts=prompts.list_prompts,
             on_get_prompt=prompts.get_prompt,
+            on_completion=completions.complete,
         )
 
 

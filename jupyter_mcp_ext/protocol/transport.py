@@ -154,7 +154,11 @@ class MCPTransport:
         """Answer the handler's request (its body already read) through the session manager."""
         await self.start()
         exchange = _Exchange(handler, body)
-        handler.on_connection_close = exchange.client_gone  # type: ignore[method-assign]
+        # Tornado calls the on_connection_close it bound when the handler was made, so the
+        # handler forwards to ``on_close``; a client already gone (while it waited) is gone here too.
+        handler.on_close = exchange.client_gone  # type: ignore[attr-defined]
+        if getattr(handler, "_client_gone", False):
+            exchange.client_gone()
         scope = exchange.scope(extra_scope)
         session_id = handler.request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:

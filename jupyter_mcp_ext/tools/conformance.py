@@ -1,4 +1,5 @@
-"""Tools the official MCP conformance suite calls by name; listed only with ``conformance_tools`` on.
+"""Tools and a prompt the official MCP conformance suite calls by name; listed only with
+``conformance_tools`` on.
 
 ``test_reconnection`` (scenario ``server-sse-polling``, SEP-1699) closes its own SSE stream mid-call,
 as a proxy cutting an idle connection would, and answers after the client has reconnected with
@@ -8,6 +9,8 @@ as a proxy cutting an idle connection would, and answers after the client has re
 from __future__ import annotations
 
 import asyncio
+
+import mcp_types as types
 
 from .toolkit import NoArgs, ToolContext, ToolResult, obj, tool
 
@@ -23,3 +26,21 @@ async def test_reconnection(ctx: ToolContext, args: NoArgs) -> ToolResult:
 
 
 TOOLS = [test_reconnection]
+
+
+# The prompt the suite's prompts-get-with-args and completion-complete scenarios ask for.
+PROMPT = types.Prompt(
+    name="test_prompt_with_arguments",
+    description="Conformance test: a prompt with two arguments.",
+    arguments=[
+        types.PromptArgument(name="arg1", description="First test argument", required=True),
+        types.PromptArgument(name="arg2", description="Second test argument", required=True),
+    ],
+)
+
+
+def prompt_result(arguments: dict[str, str]) -> types.GetPromptResult:
+    text = f"Prompt with arguments: arg1='{arguments.get('arg1', '')}', arg2='{arguments.get('arg2', '')}'"
+    return types.GetPromptResult(
+        messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))]
+    )
