@@ -111,9 +111,11 @@ async def test_a_listen_for_what_the_caller_may_not_read_is_refused(
             with pytest.raises(MCPError, match=reason):
                 async with client.listen(resource_subscriptions=[uri]):
                     pass
-        path = make_notebook("one.ipynb")
+        many = [
+            f"notebook:///n{i}.ipynb" for i in range(MAX_SUBSCRIPTIONS + 1)
+        ]  # refused before any is resolved
         with pytest.raises(MCPError, match=f"at most {MAX_SUBSCRIPTIONS:,} notebooks"):
-            async with client.listen(resource_subscriptions=[notebook_uri(path)] * (MAX_SUBSCRIPTIONS + 1)):
+            async with client.listen(resource_subscriptions=many):
                 pass
         assert not watcher_tasks()
 
