@@ -34,6 +34,7 @@ from .people.attendance import Attendance
 from .people.presence import Presence
 from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler, body_limit
 from .protocol.server import build_server
+from .protocol.tasks import TaskBoard
 from .protocol.transport import MCPTransport
 from .routes import Conflict, conflicts
 from .services import Services
@@ -316,8 +317,9 @@ class MCPExtensionApp(ExtensionApp):
         )
         self.gate = LoopGate(self.mcp_loop_share, person_here=self.attendance.person_here)
         tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
+        self.tasks = TaskBoard()
         self.transport = MCPTransport(
-            build_server(self.services, tools),
+            build_server(self.services, tools, self.tasks),
             session_idle_timeout=self.session_idle_timeout,
             retry_interval_ms=self.sse_retry_interval,
             max_body_bytes=body_limit(self.max_file_bytes),
@@ -411,5 +413,6 @@ class MCPExtensionApp(ExtensionApp):
 
     async def stop_extension(self) -> None:
         await self.transport.stop()
+        await self.tasks.stop()
         self.gate.uninstall()
         await self.services.stop()

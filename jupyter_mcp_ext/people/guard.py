@@ -130,7 +130,10 @@ class Guard:
 
         async def report(n: float, message: str) -> None:
             with contextlib.suppress(Exception):
-                await call.request.session.report_progress(n, message=message)
+                if call.task is not None:  # a task's request has ended: its status says it instead
+                    await call.task.progress(message)
+                else:
+                    await call.request.session.report_progress(n, message=message)
 
         try:
             await self.approvals.wait(approval, report)

@@ -26,8 +26,9 @@ from ..tools.bounds import bound_result
 from ..tools.completions import Completions
 from ..tools.prompts import NotebookPrompts
 from ..tools.resources import NotebookResources
-from ..tools.toolkit import ToolContext, ToolSpec
+from ..tools.toolkit import TaskHooks, ToolContext, ToolSpec
 from .icons import SERVER_ICONS
+from .tasks import EXTENSION, CreateTaskResult, TaskBoard, TaskParams, UpdateTaskParams
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ Tools for the notebooks of a live Jupyter server, shared with people who may hav
 - Edits appear live in open JupyterLab tabs and are saved by Jupyter; do not edit .ipynb files as text."""
 
 
-def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
+def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) -> Server[Any]:
     by_name = {t.name: t for t in tools}
     resources = NotebookResources(services)
     prompts = NotebookPrompts(services)
@@ -56,7 +57,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | CreateTaskResult:
         spec = by_name.get(params.name)
         if spec is None:
             raise MCPError(
@@ -68,7 +69,23 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
         agent = services.agents.agent_for(ctx, handler) if handler is not None else None
         try:
             args = spec.args.model_validate(params.arguments or {})
-            call = ToolContext(services, handler, ctx)
+        except ValidationError as err:
+            return _error(f"Invalid arguments for {spec.name}: {_explain(err)}")
+        if tasks.wanted(ctx, spec.name):
+            return tasks.start(ctx, lambda task: run(ctx, handler, agent, spec, args, task))
+        return await run(ctx, handler, agent, spec, args, None)
+
+    async def run(
+        ctx: ServerRequestContext[Any],
+        handler: Any,
+        agent: Any,
+        spec: ToolSpec,
+        args: Any,
+        task: TaskHooks | None,
+    ) -> types.CallToolResult:
+        """Authorize and run the call: in its request, or for a task after the request has ended."""
+        try:
+            call = ToolContext(services, handler, ctx, task=task)
             if handler is None:
                 raise ToolError("This call carries no Jupyter identity and was refused.")
             for resource, action in spec.permissions:
@@ -78,8 +95,6 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
                     services.guard.run(spec, call, args) if services.guard else spec.run(call, args)
                 )
                 done(result.data)
-        except ValidationError as err:
-            return _error(f"Invalid arguments for {spec.name}: {_explain(err)}")
         except ToolError as err:  # a contents manager's words may name the server's own folder
             return _error(without_root(str(err), services.contents))
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit, GeneratorExit):
@@ -105,7 +120,7 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
     with warnings.catch_warnings():
         # Logging is deprecated in the 2026 protocol, but handshake-era clients still send setLevel.
         warnings.simplefilter("ignore")
-        return Server(
+        server = Server(
             "jupyter-mcp-ext",
             version=__version__,
             title="Jupyter",
@@ -127,6 +142,11 @@ def build_server(services: Services, tools: list[ToolSpec]) -> Server[Any]:
             on_get_prompt=prompts.get_prompt,
             on_completion=completions.complete,
         )
+    server.extensions[EXTENSION] = {}
+    server.add_request_handler("tasks/get", TaskParams, tasks.get)
+    server.add_request_handler("tasks/update", UpdateTaskParams, tasks.update)
+    server.add_request_handler("tasks/cancel", TaskParams, tasks.cancel)
+    return server
 
 
 MAX_ARGUMENT_VALUES = 10_000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from typing import Any
 
@@ -142,6 +143,9 @@ async def _finish(
     """Wait for the run up to the timeout, reporting outputs as progress, then shape the result."""
     limits = ctx.services.limits
     wait = limits.default_timeout if timeout is None else max(0.0, min(timeout, limits.max_timeout))
+    if ctx.task is not None:
+        # A task waits for the run's end, however long; cancelling it (tasks/cancel) interrupts the run.
+        wait, interrupt_on_cancel = math.inf, True
     changed = asyncio.Event()
 
     def listener(_cell: Any) -> None:
@@ -153,10 +157,10 @@ async def _finish(
     try:
         if started_here:
             # The run's id comes first, so a client that drops mid-call can find it with get_execution.
-            await ctx.request.session.report_progress(0, message=f"execution {run.id} started")
+            await _progress(ctx, 0, f"execution {run.id} started")
         while not run.done.is_set() and (left := deadline - time.monotonic()) > 0:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(left):
+                async with asyncio.timeout(None if left == math.inf else left):
                     done = asyncio.ensure_future(run.done.wait())
                     update = asyncio.ensure_future(changed.wait())
                     try:
@@ -167,9 +171,7 @@ async def _finish(
             if changed.is_set():
                 changed.clear()
                 reported += 1
-                await ctx.request.session.report_progress(
-                    reported, message=f"execution {run.id}: {_last_line(run)}"
-                )
+                await _progress(ctx, reported, f"execution {run.id}: {_last_line(run)}")
                 # At most ~10 progress notifications a second, without delaying the end of the run.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(run.done.wait(), min(0.1, max(0.0, deadline - time.monotonic())))
@@ -187,6 +189,14 @@ async def _finish(
     finally:
         run.listeners.remove(listener)
     return shape(run, ctx.services.limits, queued_note=started_here)
+
+
+async def _progress(ctx: ToolContext, progress: float, message: str) -> None:
+    """On the request's stream as progress, or, for a task, as its status (its request has ended)."""
+    if ctx.task is not None:
+        await ctx.task.progress(message)
+    else:
+        await ctx.request.session.report_progress(progress, message=message)
 
 
 def shape(run: Run, limits: Any, *, queued_note: bool = True) -> ToolResult:

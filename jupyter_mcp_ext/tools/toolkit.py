@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict
@@ -50,6 +50,13 @@ class ToolResult:
     images: list[tuple[str, str]] = field(default_factory=list)  # (mime type, base64 data)
 
 
+class TaskHooks(Protocol):
+    """A call that runs as an MCP task (``protocol/tasks.py``): it outlives its request, so it waits
+    for its run to end and reports progress as the task's status, not on the request's stream."""
+
+    async def progress(self, message: str) -> None: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool call may use besides its arguments."""
@@ -59,6 +66,7 @@ class ToolContext:
     request: ServerRequestContext[Any, Any]
     on_open: Callable[[str, YNotebook], None] | None = None  # the journal's snapshot of what a call edits
     shown_cells: list[tuple[str, str]] | None = None  # (id, source) a person approved acting on
+    task: TaskHooks | None = None  # set when the call runs as an MCP task
 
     def confirm_shown(self, tool: str, cells: list[tuple[str, str]]) -> None:
         """Refuse (a ToolError) when a person approved this call on other cells than it acts on now;
