@@ -11,7 +11,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, Implementation
 
-from jupyter_mcp_ext.protocol.tasks import CreateTaskResult
+from jupyter_mcp_ext.protocol.tasks import EXTENSION, CreateTaskResult
 
 from .mcp_client import HANDSHAKE, STATELESS, connect, ok, text
 from .mcp_tasks import Tasks, cancel_task, get_task, until_ended, update_task
@@ -41,6 +41,7 @@ async def until_message(client, task_id: str, needle: str, timeout: float = 30) 
 async def test_a_run_becomes_a_task_that_outlives_its_request(server_url, jp_auth_header, make_notebook):
     path = make_notebook("t.ipynb", cells=["x = 1"])
     async with tasks_client(server_url, jp_auth_header) as client:
+        assert EXTENSION in (client.server_capabilities.extensions or {})  # server/discover says so
         began = time.monotonic()
         created = await start(client, "execute_code", path=path, code=SLEEP.format(n=6))
         assert created.status == "working" and created.poll_interval_ms and created.ttl_ms > 0
