@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Literal
 
 import anyio
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+import mcp_types as types
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp.client.session import ClientSession
 from mcp_types import CallToolResult, EmptyResult, Request
 
@@ -64,3 +65,52 @@ class Tasks(ClientExtension):
         task = await until_ended(ctx.session, created.task_id)
         assert task.status == "completed", task
         return CallToolResult.model_validate(task.result)
+
+
+# -- 2025-11-25: the experimental tasks of the core protocol ----------------------------------------
+
+
+async def start_legacy(client, tool: str, **arguments) -> types.CreateTaskResult:
+    """A task-augmented ``tools/call``. The SDK's client cannot take a task handle there: it validates
+    every 2025-11-25 ``tools/call`` result as a ``CallToolResult`` (mcp/client/session.py:591 against
+    mcp_types/methods.py:289), so this one call goes through its session's dispatcher, unvalidated."""
+    params = {"name": tool, "arguments": arguments, "task": {"ttl": 60_000}}
+    raw = await client.session._dispatcher.send_raw_request("tools/call", params, None)
+    return types.CreateTaskResult.model_validate(raw)
+
+
+async def legacy_get(client, task_id: str) -> types.GetTaskResult:
+    request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+    return await client.session.send_request(request, types.GetTaskResult)
+
+
+async def legacy_result(client, task_id: str) -> CallToolResult:
+    request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))
+    return await client.session.send_request(request, CallToolResult)
+
+
+async def legacy_cancel(client, task_id: str) -> types.CancelTaskResult:
+    request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
+    return await client.session.send_request(request, types.CancelTaskResult)
+
+
+class StatusWatcher(ClientExtension):
+    """Receives ``notifications/tasks/status`` through the SDK's notification bindings (the SDK's
+    own tables leave that notification out of 2025-11-25)."""
+
+    identifier = "io.github.jupyter-mcp-ext/test-task-status"
+
+    def __init__(self) -> None:
+        self.seen: list[types.TaskStatusNotificationParams] = []
+
+    def notifications(self) -> tuple[NotificationBinding[types.TaskStatusNotificationParams]]:
+        return (
+            NotificationBinding(
+                method="notifications/tasks/status",
+                params_type=types.TaskStatusNotificationParams,
+                handler=self._seen,
+            ),
+        )
+
+    async def _seen(self, params: types.TaskStatusNotificationParams) -> None:
+        self.seen.append(params)

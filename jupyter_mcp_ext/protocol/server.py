@@ -14,7 +14,9 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from .._version import __version__
@@ -28,7 +30,7 @@ from ..tools.prompts import NotebookPrompts
 from ..tools.resources import NotebookResources
 from ..tools.toolkit import TaskHooks, ToolContext, ToolSpec
 from .icons import SERVER_ICONS
-from .tasks import EXTENSION, CreateTaskResult, TaskBoard, TaskParams, UpdateTaskParams
+from .tasks import EXTENSION, LEGACY, CreateTaskResult, TaskBoard, TaskParams, UpdateTaskParams
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +59,7 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | CreateTaskResult:
+    ) -> types.CallToolResult | CreateTaskResult | types.CreateTaskResult:
         spec = by_name.get(params.name)
         if spec is None:
             raise MCPError(
@@ -71,7 +73,7 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
             args = spec.args.model_validate(params.arguments or {})
         except ValidationError as err:
             return _error(f"Invalid arguments for {spec.name}: {_explain(err)}")
-        if tasks.wanted(ctx, spec.name):
+        if tasks.wanted(ctx, spec.task, params):
             return tasks.start(ctx, lambda task: run(ctx, handler, agent, spec, args, task))
         return await run(ctx, handler, agent, spec, args, None)
 
@@ -120,7 +122,7 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
     with warnings.catch_warnings():
         # Logging is deprecated in the 2026 protocol, but handshake-era clients still send setLevel.
         warnings.simplefilter("ignore")
-        server = Server(
+        server = _Server(
             "jupyter-mcp-ext",
             version=__version__,
             title="Jupyter",
@@ -146,7 +148,40 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
     server.add_request_handler("tasks/get", TaskParams, tasks.get)
     server.add_request_handler("tasks/update", UpdateTaskParams, tasks.update)
     server.add_request_handler("tasks/cancel", TaskParams, tasks.cancel)
+    server.add_request_handler("tasks/result", TaskParams, tasks.result)
+
+    async def legacy_task_call(ctx: Any, call_next: CallNext) -> HandlerResult:
+        """A 2025-11-25 ``tools/call`` asking for a task is answered here: the SDK's result sieve knows
+        only ``CallToolResult`` for ``tools/call`` at that version, and would refuse the task handle."""
+        raw = ctx.params or {}
+        if ctx.method != "tools/call" or ctx.protocol_version != LEGACY or not raw.get("task"):
+            return await call_next(ctx)
+        try:
+            params = types.CallToolRequestParams.model_validate(raw, by_name=False)
+        except ValidationError:
+            return await call_next(ctx)  # the SDK answers malformed params as it always does
+        result = await call_tool(ctx, params)
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    server.middleware.append(legacy_task_call)
     return server
+
+
+class _Server(Server[Any]):
+    """The SDK's server, also advertising 2025-11-25's ``tasks`` capability at that handshake."""
+
+    def get_capabilities(self, *args: Any, protocol_version: str | None = None, **kw: Any) -> Any:
+        capabilities = super().get_capabilities(*args, protocol_version=protocol_version, **kw)
+        if protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return capabilities
+        tools = types.ServerTasksRequestsCapability(
+            tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+        )
+        return capabilities.model_copy(
+            update={
+                "tasks": types.ServerTasksCapability(cancel=types.TasksCancelCapability(), requests=tools)
+            }
+        )
 
 
 MAX_ARGUMENT_VALUES = 10_000

@@ -1,19 +1,21 @@
-"""Long runs as MCP tasks: the tasks extension (``io.modelcontextprotocol/tasks``) of protocol 2026-07-28.
+"""Long runs as MCP tasks: the tasks extension (``io.modelcontextprotocol/tasks``) of protocol
+2026-07-28, and the experimental tasks of 2025-11-25.
 
-A client that declares the extension on its ``tools/call`` gets, for the tools that run code, a task
-handle at once instead of the result: the call goes on in the background, waiting for its run however
-long it takes, and ``tasks/get`` reports it (``working`` with the run's latest output as the status
-message, then the tool's result inline). ``tasks/cancel`` cancels the call, which interrupts its run
-as ``interrupt_on_cancel`` does. A run the kernel's restart or shutdown ended is a ``failed`` task that
-says so. A task is seen only by the agent that started it (its credential and client name): to anyone
-else it does not exist, exactly as an unknown id. Clients that do not declare the extension get
-today's answer (the result on time, then ``get_execution``).
+A client that declares the extension on its ``tools/call`` (2026), or asks with ``params.task``
+(2025-11-25), gets for the tools that may (``ToolSpec.task``) a task handle at once instead of the
+result: the call goes on in the background, waiting for its run however long it takes, and
+``tasks/get`` reports it (``working`` with the run's latest output as the status message, then the
+tool's result: inline in 2026, from ``tasks/result`` in 2025-11-25). ``tasks/cancel`` cancels the
+call, which interrupts its run as ``interrupt_on_cancel`` does. A run the kernel's restart or
+shutdown ended is a ``failed`` task that says so. A task is seen only by the agent that started it
+(its credential and client name): to anyone else it does not exist, exactly as an unknown id.
+Clients that negotiate no tasks get today's answer (the result on time, then ``get_execution``).
 
-The SDK (mcp 2.3) serves this through its extension surface: ``Server.add_request_handler`` for the
-``tasks/*`` methods, ``Server.extensions`` for the capability, and a ``resultType: "task"`` result,
-which its result sieve lets through on the 2026 wire. The 2025-11-25 form (``params.task``,
-``tasks/result``) is not served: the SDK's tables leave ``tasks/*`` out of that version and its
-client and server both validate a ``tools/call`` result there as a ``CallToolResult`` only.
+The SDK (mcp 2.3) has the 2026 form through its extension surface: ``Server.add_request_handler``
+for ``tasks/*``, ``Server.extensions`` for the capability, and a ``resultType: "task"`` result its
+sieve lets through. For 2025-11-25 it has the types only: ``server.py`` answers a task-augmented
+``tools/call`` in a middleware (the sieve would refuse a task handle there) and adds the
+``tasks`` capability to the handshake.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from ..tools.authz import handler_of
 log = logging.getLogger(__name__)
 
 EXTENSION = "io.modelcontextprotocol/tasks"
-TASK_TOOLS = frozenset({"execute_cells", "insert_and_execute", "execute_code"})
+LEGACY = "2025-11-25"  # the version whose core has the experimental tasks
+RELATED = "io.modelcontextprotocol/related-task"
 KEEP_MS = 3_600_000  # a finished task is kept this long after it ends, then forgotten
 POLL_MS = 1_000
 MAX_TASKS = 1_000  # kept in all (the oldest finished go first)
@@ -95,6 +98,8 @@ class Task:
     result: types.CallToolResult | None = None
     error: dict[str, Any] | None = None
     job: asyncio.Task[None] | None = None
+    session: Any = None  # a 2025-11-25 task's MCP session, told of its status changes; else None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def progress(self, message: str) -> None:
         """The tool's progress (``TaskHooks``): the run's latest output, as the status message."""
@@ -119,6 +124,18 @@ class Task:
             **extra,
         )
 
+    def legacy_view(self) -> types.Task:
+        """The task as 2025-11-25 has it (``ttl``, ``pollInterval``; no result inline)."""
+        return types.Task(
+            task_id=self.id,
+            status=self.status,
+            status_message=self.message,
+            created_at=_iso(self.created),
+            last_updated_at=_iso(self.updated),
+            ttl=int(((self.ended or time.time()) - self.created) * 1000) + KEEP_MS,
+            poll_interval=None if self.ended else POLL_MS,
+        )
+
 
 Call = Callable[[Task], Awaitable[types.CallToolResult]]
 
@@ -129,14 +146,21 @@ class TaskBoard:
     def __init__(self) -> None:
         self.tasks: OrderedDict[str, Task] = OrderedDict()
 
-    def wanted(self, ctx: ServerRequestContext[Any], tool: str) -> bool:
-        """This call becomes a task: a tool that runs code, called by a client that declared tasks."""
-        if tool not in TASK_TOOLS or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+    def wanted(self, ctx: ServerRequestContext[Any], may: bool, params: types.CallToolRequestParams) -> bool:
+        """This call becomes a task: a tool that may (``may``), called by a client that declared tasks
+        (2026) or asked for one (2025-11-25's ``params.task``)."""
+        if not may:
+            return False
+        if ctx.protocol_version == LEGACY:
+            return params.task is not None
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return False
         capabilities = ctx.session.client_capabilities
         return bool(capabilities and capabilities.extensions and EXTENSION in capabilities.extensions)
 
-    def start(self, ctx: ServerRequestContext[Any], call: Call) -> CreateTaskResult | types.CallToolResult:
+    def start(
+        self, ctx: ServerRequestContext[Any], call: Call
+    ) -> CreateTaskResult | types.CreateTaskResult | types.CallToolResult:
         principal, owner = sessionless_key(ctx, handler_of(ctx))
         working = sum(t.principal == principal and t.status == "working" for t in self.tasks.values())
         if working >= MAX_WORKING:
@@ -151,12 +175,26 @@ class TaskBoard:
                 is_error=True,
             )
         task = Task(id=secrets.token_urlsafe(16), owner=owner, principal=principal)
+        if ctx.protocol_version == LEGACY:
+            task.session = ctx.session
         self.tasks[task.id] = task
         self._forget_old()
         task.job = asyncio.create_task(self._run(task, call), name=f"jupyter-mcp-ext task {task.id}")
+        if task.session is not None:
+            return types.CreateTaskResult(task=task.legacy_view())
         return task.view(CreateTaskResult)
 
     async def _run(self, task: Task, call: Call) -> None:
+        try:
+            await self._follow(task, call)
+        finally:
+            task.done.set()
+            if task.session is not None:  # 2025-11-25: the client may be told, on its session's stream
+                with contextlib.suppress(Exception):
+                    params = types.TaskStatusNotificationParams(**task.legacy_view().model_dump())
+                    await task.session.send_notification(types.TaskStatusNotification(params=params))
+
+    async def _follow(self, task: Task, call: Call) -> None:
         try:
             result = await call(task)
         except asyncio.CancelledError:  # tasks/cancel, a person's Stop, or the server stopping
@@ -173,6 +211,7 @@ class TaskBoard:
             why = (data.get("error") or {}).get("evalue") or "The kernel stopped while this run was running."
             message = f"{why} The run ended there (execution {data.get('execution_id')})."
             self._end(task, "failed", message)
+            task.result = result  # 2025-11-25's tasks/result gives it
             task.error = {
                 "code": types.INTERNAL_ERROR,
                 "message": message,
@@ -180,7 +219,10 @@ class TaskBoard:
             }
         else:
             task.result = result
-            self._end(task, "completed", _first_line(result) if result.is_error else "Done.")
+            # 2025-11-25 counts a tool error as failed; 2026 keeps "failed" for protocol errors.
+            failed = result.is_error and task.session is not None
+            status: Status = "failed" if failed else "completed"
+            self._end(task, status, _first_line(result) if result.is_error else "Done.")
 
     def _end(self, task: Task, status: Status, message: str) -> None:
         if task.status == "working":
@@ -197,7 +239,8 @@ class TaskBoard:
             del self.tasks[task.id]
 
     def _find(self, ctx: ServerRequestContext[Any], task_id: str) -> Task:
-        require_client_extension(ctx, EXTENSION)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            require_client_extension(ctx, EXTENSION)
         self._forget_old()
         task = self.tasks.get(task_id)
         if task is None or task.owner != _owner(ctx):  # another agent's task does not exist for this one
@@ -207,21 +250,49 @@ class TaskBoard:
             )
         return task
 
-    async def get(self, ctx: ServerRequestContext[Any], params: TaskParams) -> DetailedTask:
-        return self._find(ctx, params.task_id).view(DetailedTask)
+    async def get(
+        self, ctx: ServerRequestContext[Any], params: TaskParams
+    ) -> DetailedTask | types.GetTaskResult:
+        task = self._find(ctx, params.task_id)
+        if ctx.protocol_version == LEGACY:
+            return types.GetTaskResult(**task.legacy_view().model_dump())
+        return task.view(DetailedTask)
+
+    async def result(self, ctx: ServerRequestContext[Any], params: TaskParams) -> types.CallToolResult:
+        """2025-11-25's ``tasks/result``: waits for the end, then answers as the call would have."""
+        if ctx.protocol_version != LEGACY:  # the 2026 extension gives the result in tasks/get
+            raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data="tasks/result")
+        task = self._find(ctx, params.task_id)
+        await task.done.wait()
+        if task.status == "cancelled" or task.result is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=f"Task '{task.id}' has no result: {task.message}"
+            )
+        meta = {**(task.result.meta or {}), RELATED: {"taskId": task.id}}
+        return task.result.model_copy(update={"meta": meta})
 
     async def update(self, ctx: ServerRequestContext[Any], params: UpdateTaskParams) -> types.EmptyResult:
         self._find(ctx, params.task_id)  # these tasks never ask for input: responses are ignored
         return types.EmptyResult()
 
-    async def cancel(self, ctx: ServerRequestContext[Any], params: TaskParams) -> types.EmptyResult:
-        """Cancel the call, which interrupts its run; a finished task stays as it ended."""
+    async def cancel(
+        self, ctx: ServerRequestContext[Any], params: TaskParams
+    ) -> types.EmptyResult | types.CancelTaskResult:
+        """Cancel the call, which interrupts its run; a finished task stays as it ended (and 2025-11-25
+        says so with an error)."""
         task = self._find(ctx, params.task_id)
+        if ctx.protocol_version == LEGACY and task.status != "working":
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Task '{task.id}' already ended ({task.status}); nothing to cancel.",
+            )
         if task.status == "working" and task.job is not None:
             task.status, task.updated = "cancelled", time.time()
             task.message = "Cancelled: the run was interrupted (its cells still queued were skipped)."
             task.job.cancel()
             await asyncio.wait({task.job}, timeout=5)  # the interrupt is sent before the ack
+        if ctx.protocol_version == LEGACY:
+            return types.CancelTaskResult(**task.legacy_view().model_dump())
         return types.EmptyResult()
 
     async def stop(self) -> None:

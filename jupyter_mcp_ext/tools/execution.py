@@ -40,6 +40,7 @@ class ExecuteCells(Args):
     resource="kernels",
     action="execute",
     also=(("contents", "write"),),
+    task=True,
 )
 async def execute_cells(ctx: ToolContext, args: ExecuteCells) -> ToolResult:
     """Run cells (by id, or all=true) in order in the notebook's kernel; outputs stream live into the
@@ -73,6 +74,7 @@ class InsertAndExecute(Args):
     resource="kernels",
     action="execute",
     also=(("contents", "write"),),
+    task=True,
 )
 async def insert_and_execute(ctx: ToolContext, args: InsertAndExecute) -> ToolResult:
     """Insert a code cell (default: at the end) and run it; returns its id and outputs. Cancelling
@@ -95,7 +97,7 @@ class ExecuteCode(Args):
     interrupt_on_cancel: bool = False
 
 
-@tool("execute_code", ExecuteCode, RUN_RESULT, resource="kernels", action="execute")
+@tool("execute_code", ExecuteCode, RUN_RESULT, resource="kernels", action="execute", task=True)
 async def execute_code(ctx: ToolContext, args: ExecuteCode) -> ToolResult:
     """Run code in the notebook's kernel without adding a cell (scratch: nothing is saved).
     Cancelling interrupts only if interrupt_on_cancel."""

@@ -120,6 +120,7 @@ class ToolSpec(Generic[A]):
     action: Action
     destructive: bool
     also: tuple[tuple[str, Action], ...] = ()
+    task: bool = False  # may run as an MCP task (``protocol/tasks.py``)
 
     @property
     def permissions(self) -> list[tuple[str, Action]]:
@@ -137,6 +138,8 @@ class ToolSpec(Generic[A]):
                 read_only_hint=read_only,
                 destructive_hint=None if read_only else self.destructive,
             ),
+            # 2025-11-25's flag for a task-augmented call; the 2026 wire drops it (the server decides).
+            execution=types.ToolExecution(task_support="optional") if self.task else None,
         )
 
 
@@ -149,12 +152,13 @@ def tool(
     action: Action = "read",
     destructive: bool = False,
     also: tuple[tuple[str, Action], ...] = (),
+    task: bool = False,
 ) -> Callable[[ToolFn[A]], ToolSpec[A]]:
     """Declare a tool; ``resource`` and ``action`` are what Jupyter's authorizer is asked for."""
 
     def declare(fn: ToolFn[A]) -> ToolSpec[A]:
         description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
-        return ToolSpec(name, description, args, output, fn, resource, action, destructive, also)
+        return ToolSpec(name, description, args, output, fn, resource, action, destructive, also, task)
 
     return declare
 
