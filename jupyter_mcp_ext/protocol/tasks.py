@@ -98,7 +98,8 @@ class Task:
     result: types.CallToolResult | None = None
     error: dict[str, Any] | None = None
     job: asyncio.Task[None] | None = None
-    session: Any = None  # a 2025-11-25 task's MCP session, told of its status changes; else None
+    legacy: bool = False  # created by a 2025-11-25 client
+    session: Any = None  # that client's MCP session, told when the task ends (then let go)
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def progress(self, message: str) -> None:
@@ -176,11 +177,11 @@ class TaskBoard:
             )
         task = Task(id=secrets.token_urlsafe(16), owner=owner, principal=principal)
         if ctx.protocol_version == LEGACY:
-            task.session = ctx.session
+            task.legacy, task.session = True, ctx.session
         self.tasks[task.id] = task
         self._forget_old()
         task.job = asyncio.create_task(self._run(task, call), name=f"jupyter-mcp-ext task {task.id}")
-        if task.session is not None:
+        if task.legacy:
             return types.CreateTaskResult(task=task.legacy_view())
         return task.view(CreateTaskResult)
 
@@ -189,10 +190,11 @@ class TaskBoard:
             await self._follow(task, call)
         finally:
             task.done.set()
-            if task.session is not None:  # 2025-11-25: the client may be told, on its session's stream
+            session, task.session = task.session, None
+            if session is not None:  # 2025-11-25: the client is told, on its session's stream
                 with contextlib.suppress(Exception):
                     params = types.TaskStatusNotificationParams(**task.legacy_view().model_dump())
-                    await task.session.send_notification(types.TaskStatusNotification(params=params))
+                    await session.send_notification(types.TaskStatusNotification(params=params))
 
     async def _follow(self, task: Task, call: Call) -> None:
         try:
@@ -220,7 +222,7 @@ class TaskBoard:
         else:
             task.result = result
             # 2025-11-25 counts a tool error as failed; 2026 keeps "failed" for protocol errors.
-            failed = result.is_error and task.session is not None
+            failed = result.is_error and task.legacy
             status: Status = "failed" if failed else "completed"
             self._end(task, status, _first_line(result) if result.is_error else "Done.")
 
