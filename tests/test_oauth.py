@@ -86,6 +86,10 @@ async def test_discovery_from_the_401_works_under_the_base_url(server_url, jp_ht
             assert meta["code_challenge_methods_supported"] == ["S256"]
             assert meta["authorization_endpoint"] == f"{issuer}/authorize"
             assert {"registration_endpoint", "revocation_endpoint", "token_endpoint"} <= set(meta)
+            # What OpenID discovery requires (the TypeScript SDK checks it; behind a Hub the last
+            # of the three is the only one that reaches the server).
+            assert meta["subject_types_supported"] and meta["id_token_signing_alg_values_supported"]
+            assert (await http.get(meta["jwks_uri"])).json() == {"keys": []}
         rfc = await http.get(f"{origin}/.well-known/oauth-protected-resource{path.removesuffix('oauth')}mcp")
         assert rfc.json() == prm
 

@@ -94,8 +94,22 @@ class AuthorizationServerMetadata(OAuthEndpoint):
         )
         data = metadata.model_dump(mode="json", exclude_none=True)
         data["token_endpoint_auth_methods_supported"] = ["client_secret_post", "client_secret_basic", "none"]
+        # Behind a Hub only <issuer>/.well-known/openid-configuration reaches us, and the TypeScript
+        # SDK reads that as OpenID discovery, which must name these (no ID token is ever issued:
+        # no "openid" scope, and the key set is empty).
+        data["jwks_uri"] = issuer(self) + "/jwks"
+        data["subject_types_supported"] = ["public"]
+        data["id_token_signing_alg_values_supported"] = ["RS256"]
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(data))
+
+
+class Keys(OAuthEndpoint):
+    """The key set OpenID discovery must name: empty, since nothing here is signed."""
+
+    def get(self) -> None:
+        self.set_header("Content-Type", "application/jwk-set+json")
+        self.finish(json.dumps({"keys": []}))
 
 
 class ProtectedResource(OAuthEndpoint):
@@ -200,6 +214,7 @@ def routes(
         (oauth + "/token", Token),
         (oauth + "/register", Register),
         (oauth + "/revoke", Revoke),
+        (oauth + "/jwks", Keys),
     ]
     found: list[tuple[str, type[web.RequestHandler], dict[str, Any]]] = [
         (p, h, {"server": server}) for p, h in table
