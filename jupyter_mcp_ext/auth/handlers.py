@@ -31,6 +31,7 @@ from tornado import web
 
 from . import consent
 from .asgi import serve
+from .client_documents import ClientDocumentError, is_document_id
 from .principal import permissions_of
 from .provider import AgentAuthorizationServer
 from .tokens import POLICIES
@@ -92,6 +93,7 @@ class AuthorizationServerMetadata(OAuthEndpoint):
             ClientRegistrationOptions(enabled=True),
             RevocationOptions(enabled=True),
         )
+        metadata.client_id_metadata_document_supported = self.server.documents.mode != "off" or None
         data = metadata.model_dump(mode="json", exclude_none=True)
         data["token_endpoint_auth_methods_supported"] = ["client_secret_post", "client_secret_basic", "none"]
         # Behind a Hub only <issuer>/.well-known/openid-configuration reaches us, and the TypeScript
@@ -127,10 +129,21 @@ class ProtectedResource(OAuthEndpoint):
 
 class Authorize(OAuthEndpoint):
     async def get(self) -> None:
+        await self._document()
         await serve(self, AuthorizationHandler(self.server).handle)
 
     async def post(self) -> None:
+        await self._document()
         await serve(self, AuthorizationHandler(self.server).handle)
+
+    async def _document(self) -> None:
+        """A client ID URL's document, fetched now: if it is refused, the client is told why."""
+        client_id = self.get_argument("client_id", "")
+        if is_document_id(client_id):
+            try:
+                await self.server.documents.get(client_id)
+            except ClientDocumentError as e:
+                raise web.HTTPError(400, str(e)) from None
 
 
 class Token(OAuthEndpoint):
