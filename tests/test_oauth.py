@@ -319,7 +319,9 @@ async def test_an_agent_never_gets_more_than_its_person(server_url, flow, person
 async def test_with_oauth_off_the_server_answers_as_before(server_url, panel):
     async with httpx.AsyncClient() as http:
         refused = await http.post(f"{server_url}mcp", json=PING, headers=ACCEPT)
-        assert refused.status_code == 403 and "needs a Jupyter token" in refused.json()["error"]["message"]
+        message = refused.json()["error"]["message"]
+        assert refused.status_code == 403 and "needs an agent token" in message
+        assert "jupyter mcp token create" in message and "Authorization: token" not in message
         assert "WWW-Authenticate" not in refused.headers
         for path in (".well-known/oauth-protected-resource/mcp", "oauth/.well-known/openid-configuration"):
             answer = await http.get(server_url + path)  # no route: Jupyter's own 403/404 for strangers
