@@ -89,6 +89,7 @@ async def test_discovery_from_the_401_works_under_the_base_url(server_url, jp_ht
             # What OpenID discovery requires (the TypeScript SDK checks it; behind a Hub the last
             # of the three is the only one that reaches the server).
             assert meta["subject_types_supported"] and meta["id_token_signing_alg_values_supported"]
+            assert "none" in meta["revocation_endpoint_auth_methods_supported"]  # public clients revoke too
             assert (await http.get(meta["jwks_uri"])).json() == {"keys": []}
         rfc = await http.get(f"{origin}/.well-known/oauth-protected-resource{path.removesuffix('oauth')}mcp")
         assert rfc.json() == prm

@@ -95,7 +95,10 @@ class AuthorizationServerMetadata(OAuthEndpoint):
         )
         metadata.client_id_metadata_document_supported = self.server.documents.mode != "off" or None
         data = metadata.model_dump(mode="json", exclude_none=True)
-        data["token_endpoint_auth_methods_supported"] = ["client_secret_post", "client_secret_basic", "none"]
+        methods = ["client_secret_post", "client_secret_basic", "none"]  # "none": a public client's id alone
+        data["token_endpoint_auth_methods_supported"] = data["revocation_endpoint_auth_methods_supported"] = (
+            methods
+        )
         # Behind a Hub only <issuer>/.well-known/openid-configuration reaches us, and the TypeScript
         # SDK reads that as OpenID discovery, which must name these (no ID token is ever issued:
         # no "openid" scope, and the key set is empty).
