@@ -164,7 +164,10 @@ async def test_the_server_never_fetches_from_a_private_address_or_without_tls(ur
 
 def test_which_addresses_count_as_public():
     assert _allowed("93.184.215.14", False) and _allowed("2606:4700::1111", False)
-    for private in ("10.1.2.3", "192.168.0.1", "169.254.169.254", "100.64.0.1", "::1", "fe80::1%eth0"):
+    for private in (
+        *("10.1.2.3", "192.168.0.1", "169.254.169.254", "100.64.0.1", "::1", "fe80::1%eth0", "0.0.0.0"),
+        *("::ffff:10.0.0.1", "64:ff9b::a00:1", "2002:a00:1::1", "::10.0.0.1", "ff02::1", "224.0.0.1"),
+    ):
         assert not _allowed(private, False), private
     assert _allowed("127.0.0.1", True) and not _allowed("10.1.2.3", True)
 

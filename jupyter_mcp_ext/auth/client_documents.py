@@ -40,11 +40,17 @@ def is_document_id(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
 
 
+EMBEDDING = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("::/96"))  # NAT64, v4-compatible
+
+
 def _allowed(address: str, loopback: bool) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global or (loopback and ip.is_loopback)
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):  # an IPv4 address inside an IPv6 one is judged as itself
+        inner = ip.ipv4_mapped or ip.sixtofour
+        if inner is None and any(ip in net for net in EMBEDDING):
+            inner = ipaddress.IPv4Address(ip.packed[-4:])
+        ip = inner or ip
+    return (ip.is_global and not ip.is_multicast) or (loopback and ip.is_loopback)
 
 
 class PublicResolver(Resolver):
