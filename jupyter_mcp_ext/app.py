@@ -9,7 +9,7 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 
 from .api.agents import routes as agent_routes
 from .api.handlers import routes as panel_routes
@@ -264,6 +264,15 @@ class MCPExtensionApp(ExtensionApp):
         help="Seconds an OAuth refresh token of an agent is valid; past it the person consents again.",
     )
 
+    oauth_client_documents = Enum(
+        ["https", "https+loopback", "off"],
+        "https",
+        config=True,
+        help="Client ID metadata documents (an OAuth client whose client_id is the https URL of its "
+        "description, fetched with size, time and address bounds): 'https', 'off', or "
+        "'https+loopback' (also http://127.0.0.1 and localhost; for tests, never for a shared server).",
+    )
+
     def initialize_settings(self) -> None:
         serverapp = self.serverapp
         assert serverapp is not None
@@ -391,6 +400,7 @@ class MCPExtensionApp(ExtensionApp):
                 url_path_join(self.serverapp.base_url, "oauth", "consent"),
                 access_lifetime=self.access_token_lifetime,
                 refresh_lifetime=self.refresh_token_lifetime,
+                documents=self.oauth_client_documents,
             )
             self.serverapp.web_app.add_handlers(".*$", oauth_routes(self.serverapp.base_url, server))
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])

@@ -53,7 +53,8 @@ async def test_a_request_without_a_valid_token_is_told_how_to_send_one(server_ur
                 )
 
             message = response.json()["error"]["message"]
-            assert says in message and "Authorization: token <token>" in message, message
+            assert says in message and "'Authorization: Bearer <token>'" in message, message
+            assert "jupyter mcp token create" in message and "Authorization: token" not in message
             assert "xsrf" not in response.text.lower()
 
 

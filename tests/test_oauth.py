@@ -86,6 +86,11 @@ async def test_discovery_from_the_401_works_under_the_base_url(server_url, jp_ht
             assert meta["code_challenge_methods_supported"] == ["S256"]
             assert meta["authorization_endpoint"] == f"{issuer}/authorize"
             assert {"registration_endpoint", "revocation_endpoint", "token_endpoint"} <= set(meta)
+            # What OpenID discovery requires (the TypeScript SDK checks it; behind a Hub the last
+            # of the three is the only one that reaches the server).
+            assert meta["subject_types_supported"] and meta["id_token_signing_alg_values_supported"]
+            assert "none" in meta["revocation_endpoint_auth_methods_supported"]  # public clients revoke too
+            assert (await http.get(meta["jwks_uri"])).json() == {"keys": []}
         rfc = await http.get(f"{origin}/.well-known/oauth-protected-resource{path.removesuffix('oauth')}mcp")
         assert rfc.json() == prm
 
@@ -315,7 +320,9 @@ async def test_an_agent_never_gets_more_than_its_person(server_url, flow, person
 async def test_with_oauth_off_the_server_answers_as_before(server_url, panel):
     async with httpx.AsyncClient() as http:
         refused = await http.post(f"{server_url}mcp", json=PING, headers=ACCEPT)
-        assert refused.status_code == 403 and "needs a Jupyter token" in refused.json()["error"]["message"]
+        message = refused.json()["error"]["message"]
+        assert refused.status_code == 403 and "needs an agent token" in message
+        assert "jupyter mcp token create" in message and "Authorization: token" not in message
         assert "WWW-Authenticate" not in refused.headers
         for path in (".well-known/oauth-protected-resource/mcp", "oauth/.well-known/openid-configuration"):
             answer = await http.get(server_url + path)  # no route: Jupyter's own 403/404 for strangers

@@ -6,6 +6,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlsplit
 
+from .client_documents import is_document_id
 from .provider import Consent, is_loopback
 
 CHOICES = (
@@ -25,6 +26,12 @@ def page(consent: Consent, person: Any, xsrf_field: str) -> str:
     parts = urlsplit(redirect)
     where = parts.netloc or parts.scheme + ":"
     name = client.client_name or "An unnamed MCP client"
+    vouched = (
+        f'<p>It describes itself at <b id="client-host">{escape(urlsplit(client.client_id).netloc)}</b>: '
+        "that site, not this server, says what it is called.</p>"
+        if is_document_id(client.client_id or "")
+        else ""
+    )
     user = getattr(person, "display_name", None) or getattr(person, "username", "") or "you"
     warning = (
         ""
@@ -47,7 +54,7 @@ button {{ font-size: 15px; padding: .4em 1.2em; margin-right: .6em; }}
 <h1>Allow an agent to use Jupyter as {escape(user)}?</h1>
 <p><b id="client-name">{escape(name)}</b> asks to work in this Jupyter server through MCP.
 Its answer goes to <code id="redirect-host">{escape(where)}</code>.</p>
-{warning}
+{vouched}{warning}
 <form method="post">
 {xsrf_field}
 <input type="hidden" name="request" value="{escape(consent.id)}">

@@ -31,6 +31,7 @@ from tornado import web
 
 from . import consent
 from .asgi import serve
+from .client_documents import ClientDocumentError, is_document_id
 from .principal import permissions_of
 from .provider import AgentAuthorizationServer
 from .tokens import POLICIES
@@ -92,10 +93,28 @@ class AuthorizationServerMetadata(OAuthEndpoint):
             ClientRegistrationOptions(enabled=True),
             RevocationOptions(enabled=True),
         )
+        metadata.client_id_metadata_document_supported = self.server.documents.mode != "off" or None
         data = metadata.model_dump(mode="json", exclude_none=True)
-        data["token_endpoint_auth_methods_supported"] = ["client_secret_post", "client_secret_basic", "none"]
+        methods = ["client_secret_post", "client_secret_basic", "none"]  # "none": a public client's id alone
+        data["token_endpoint_auth_methods_supported"] = data["revocation_endpoint_auth_methods_supported"] = (
+            methods
+        )
+        # Behind a Hub only <issuer>/.well-known/openid-configuration reaches us, and the TypeScript
+        # SDK reads that as OpenID discovery, which must name these (no ID token is ever issued:
+        # no "openid" scope, and the key set is empty).
+        data["jwks_uri"] = issuer(self) + "/jwks"
+        data["subject_types_supported"] = ["public"]
+        data["id_token_signing_alg_values_supported"] = ["RS256"]
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(data))
+
+
+class Keys(OAuthEndpoint):
+    """The key set OpenID discovery must name: empty, since nothing here is signed."""
+
+    def get(self) -> None:
+        self.set_header("Content-Type", "application/jwk-set+json")
+        self.finish(json.dumps({"keys": []}))
 
 
 class ProtectedResource(OAuthEndpoint):
@@ -113,10 +132,21 @@ class ProtectedResource(OAuthEndpoint):
 
 class Authorize(OAuthEndpoint):
     async def get(self) -> None:
+        await self._document()
         await serve(self, AuthorizationHandler(self.server).handle)
 
     async def post(self) -> None:
+        await self._document()
         await serve(self, AuthorizationHandler(self.server).handle)
+
+    async def _document(self) -> None:
+        """A client ID URL's document, fetched now: if it is refused, the client is told why."""
+        client_id = self.get_argument("client_id", "")
+        if is_document_id(client_id):
+            try:
+                await self.server.documents.get(client_id)
+            except ClientDocumentError as e:
+                raise web.HTTPError(400, str(e)) from None
 
 
 class Token(OAuthEndpoint):
@@ -200,6 +230,7 @@ def routes(
         (oauth + "/token", Token),
         (oauth + "/register", Register),
         (oauth + "/revoke", Revoke),
+        (oauth + "/jwks", Keys),
     ]
     found: list[tuple[str, type[web.RequestHandler], dict[str, Any]]] = [
         (p, h, {"server": server}) for p, h in table

@@ -29,6 +29,7 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from .client_documents import ClientDocumentError, ClientDocuments, is_document_id
 from .tokens import TokenStore
 
 CODE_LIFETIME = 60.0  # seconds an authorization code may wait for its exchange
@@ -46,6 +47,16 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 def is_loopback(uri: str) -> bool:
     parts = urlsplit(uri)
     return parts.scheme == "http" and (parts.hostname or "") in LOOPBACK
+
+
+def check_redirect_uris(uris: list[str]) -> None:
+    """Raises ValueError naming the first redirect URI a client may not have (registered or documented)."""
+    if not uris or len(uris) > MAX_REDIRECT_URIS or any(len(u) > MAX_URI_CHARS for u in uris):
+        raise ValueError(f"Give 1 to {MAX_REDIRECT_URIS} redirect_uris of at most {MAX_URI_CHARS} chars.")
+    for uri in uris:
+        scheme = urlsplit(uri).scheme.lower()
+        if scheme in UNSAFE_SCHEMES or (scheme == "http" and not is_loopback(uri)):
+            raise ValueError(f"Redirect URI {uri!r}: use https, a loopback http URI, or an app's scheme.")
 
 
 @dataclass
@@ -77,6 +88,7 @@ class AgentAuthorizationServer:
         *,
         access_lifetime: float = 3600.0,
         refresh_lifetime: float = 30 * 24 * 3600.0,
+        documents: str = "https",
     ):
         self.store = store
         self.consent_url = consent_url  # a path, under base_url
@@ -88,10 +100,16 @@ class AgentAuthorizationServer:
         self._spent_codes: dict[str, str] = {}  # code -> the credential it made (replay revokes it)
         self._registrations: deque[float] = deque()
         self.resource_path = store.resource  # <base_url>mcp: what ``resource`` must name
+        self.documents = ClientDocuments(documents, check_redirect_uris)
 
     # -- clients (RFC 7591) ----------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if is_document_id(client_id):  # SEP-991: the client describes itself at its URL
+            try:
+                return await self.documents.get(client_id)
+            except ClientDocumentError:
+                return None  # the authorize endpoint said why (handlers.Authorize)
         data = self.store.clients.get(client_id)
         return OAuthClientInformationFull.model_validate(data) if data is not None else None
 
@@ -103,19 +121,10 @@ class AgentAuthorizationServer:
             raise RegistrationError(
                 "invalid_client_metadata", "Too many registrations; try again in a minute."
             )
-        uris = [str(u) for u in client_info.redirect_uris or []]
-        if not uris or len(uris) > MAX_REDIRECT_URIS or any(len(u) > MAX_URI_CHARS for u in uris):
-            raise RegistrationError(
-                "invalid_redirect_uri",
-                f"Give 1 to {MAX_REDIRECT_URIS} redirect_uris of at most {MAX_URI_CHARS} chars.",
-            )
-        for uri in uris:
-            scheme = urlsplit(uri).scheme.lower()
-            if scheme in UNSAFE_SCHEMES or (scheme == "http" and not is_loopback(uri)):
-                raise RegistrationError(
-                    "invalid_redirect_uri",
-                    f"Redirect URI {uri!r}: use https, a loopback http URI, or an app's scheme.",
-                )
+        try:
+            check_redirect_uris([str(u) for u in client_info.redirect_uris or []])
+        except ValueError as e:
+            raise RegistrationError("invalid_redirect_uri", str(e)) from None
         if client_info.client_name and len(client_info.client_name) > MAX_NAME_CHARS:
             raise RegistrationError(
                 "invalid_client_metadata", f"client_name is longer than {MAX_NAME_CHARS} chars."

@@ -27,20 +27,17 @@ from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
 
 NO_TOKEN = (
-    "This MCP endpoint needs a Jupyter token. Send it in the header 'Authorization: token <token>' "
-    "(or add ?token=<token> to the URL). `jupyter server list` shows the token; "
-    "`jupyter mcp config claude|codex|cursor|vscode|json` prints a ready set-up."
+    "This MCP endpoint needs an agent token, sent as 'Authorization: Bearer <token>': the person mints "
+    "one with `jupyter mcp token create --name <agent>` (or in the MCP panel)."
 )
 NO_CREDENTIALS = (
-    "This MCP endpoint needs authorization. An agent host that supports MCP's OAuth signs in through "
-    "the browser, where the person allows it in JupyterLab; `jupyter mcp config claude|codex|cursor|vscode|json` "
-    "prints a set-up. A script sends an agent token as 'Authorization: Bearer <token>' "
-    "(`jupyter mcp token create --name <agent>` mints one); set-ups made before still send the Jupyter "
-    "token as 'Authorization: token <token>'."
+    "This MCP endpoint needs authorization. An agent host with MCP's OAuth signs in from this URL (the "
+    "person allows it in JupyterLab); a script sends 'Authorization: Bearer <token>' with a token from "
+    "`jupyter mcp token create --name <agent>`."
 )
 BAD_TOKEN = (
-    "The Jupyter token sent was not accepted by this server. Compare it with `jupyter server list` "
-    "(a generated token changes when the server restarts) and send it as 'Authorization: token <token>'."
+    "The token sent was not accepted by this server. Sign in again from this URL (MCP's OAuth), or send "
+    "'Authorization: Bearer <token>' with a token from `jupyter mcp token create --name <agent>`."
 )
 BAD_AGENT_TOKEN = (
     "This agent token is not accepted here: it was revoked, it expired, or it belongs to another server. "

@@ -384,3 +384,36 @@ async def test_oauth_discovery_and_consent_work_through_the_hubs_proxy(site: Sit
             assert "read-only" in await fails(mcp, "write_file", path="x.txt", content="x")
         contents = await agent.get(f"{site.url}api/contents", headers=bearer)
         assert contents.status_code in (401, 403)
+
+
+async def test_the_typescript_sdks_client_connects_through_the_hubs_proxy(site: Site):
+    """The TypeScript SDK's host, given /user/alice/mcp alone, finds the authorization server inside
+    the prefix; alice logs in to the Hub in headless Chromium and allows it; its token works there."""
+    from playwright.async_api import async_playwright
+
+    from ..browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
+    from ..ts_host import connect as ts_connect
+
+    seen: dict[str, str] = {}
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = await (await browser.new_context()).new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+
+            async def consent(url: str) -> None:
+                assert url.startswith(f"{site.url}oauth/authorize?"), url
+                await page.goto(url)  # not logged in: the Hub's login first, then back to the consent
+                await page.locator("#username_input").fill("alice")
+                await page.locator("#password_input").fill("any")
+                await page.locator("#login_submit").click()
+                seen["client"] = await page.locator("#client-name").inner_text()
+                async with page.expect_navigation(url="http://127.0.0.1:*/callback?*"):
+                    await page.locator("#allow").click()  # policy: "ask", the default choice
+
+            got = await ts_connect(f"{site.url}mcp", consent, "read_file", path="notes.txt")
+        finally:
+            await browser.close()
+    assert seen["client"] == "TS SDK Test Host"
+    assert query(got["authorize"])["resource"] == f"{site.url}mcp"
+    assert "agents read this" in str(got["result"]["content"]) and "execute_code" in got["tools"]
