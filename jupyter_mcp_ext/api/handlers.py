@@ -94,7 +94,9 @@ class JournalHandler(PanelHandler):
             limit = int(self.get_query_argument("limit", "100"))
         except ValueError as err:
             raise web.HTTPError(400, "limit must be a number.") from err
-        entries = self.panel.journal.entries(agent=agent)[::-1][: max(0, min(limit, MAX_ENTRIES))]
+        path = self.get_query_argument("path", None)
+        entries = [e for e in self.panel.journal.entries(agent=agent) if path is None or e.path == path]
+        entries = entries[::-1][: max(0, min(limit, MAX_ENTRIES))]
         self.answer({"entries": [e.to_json() for e in entries]})
 
 
@@ -117,7 +119,7 @@ class RevertHandler(PanelHandler):
             raise web.HTTPError(400, 'Give {"entry": <id>} or {"agent": <id>, "since": <entry id>}.')
         person = person_of(self)  # Jupyter's identity of this request: who reverted, for the journal
         by = {"user": person["name"], "name": person["display_name"]}
-        result = await self.panel.reverter.revert(entries, by)
+        result = await self.panel.reverter.revert(entries, by, named="entry" in body)
         if dropped:
             result.notes.append(dropped)
         status = 409 if result.conflicts and not result.reverted else 200
