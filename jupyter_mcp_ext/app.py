@@ -443,5 +443,7 @@ class MCPExtensionApp(ExtensionApp):
     async def stop_extension(self) -> None:
         await self.transport.stop()
         self.gate.uninstall()
-        await self.services.stop()
-        await asyncio.to_thread(self.panel.close)  # the journal's last writes reach its file
+        try:
+            await self.services.stop()
+        finally:
+            await asyncio.to_thread(self.panel.close)  # the journal's last writes reach its file

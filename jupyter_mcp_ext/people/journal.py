@@ -163,6 +163,8 @@ class Journal:
         """Entries kept from an earlier run, oldest first: added within today's bounds, unannounced."""
         for entry in entries:
             self._keep(entry)
+        if entries:  # what an earlier run dropped is too old to revert, and says so
+            self._newest_dropped = max(self._newest_dropped, entries[0].id - 1)
         self._next = max(self._next, next_id, *(e.id + 1 for e in entries))
 
     def new(self, *, agent: str, client: str, user: str, tool: str, path: str | None) -> Entry:

@@ -2,8 +2,9 @@
 survive a restart.
 
 Writes never wait on the disk in the event loop: ``put`` and ``drop`` note what changed and wake a
-writer thread, which writes every pending change in one transaction (an entry changed ten times
-before it runs is written once) and deletes what the journal dropped or aged out. ``close`` flushes.
+writer thread, which writes every change of the last quarter second in one transaction (an entry
+changed ten times meanwhile is written once) and deletes what the journal dropped or aged out.
+``close`` flushes.
 A file that cannot be read (corrupt, from a newer version) or written is left as it is, said once
 in the log, and the journal goes on in memory only.
 """
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 SCHEMA = 1  # PRAGMA user_version of the files this code writes; a larger one is a newer server's
 FIELDS = ("id", "time", "agent", "client", "user", "tool", "path", "outcome", "error", "duration_ms")
 FIELDS_MORE = ("reverted", "reverted_by", "note", "kept")
+BATCH_SECONDS = 0.25  # how long a change waits for others to share its write (lost if the process dies)
 MEMORY_ONLY = "the journal is kept in memory only until the server restarts (journal_file)"
 
 
@@ -175,6 +177,9 @@ class JournalStore:
             with self._wake:
                 while not (self._entries or self._dropped or self._checkpoints or self._closing):
                     self._wake.wait()
+                # Gather what else comes within BATCH_SECONDS: an agent editing steadily costs one
+                # transaction (one sync to the disk) per batch, not one per edit.
+                self._wake.wait_for(lambda: self._closing, BATCH_SECONDS)
                 entries, self._entries = self._entries, {}
                 dropped, self._dropped = self._dropped, set()
                 checkpoints, self._checkpoints = self._checkpoints, []
