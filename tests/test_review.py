@@ -73,6 +73,31 @@ async def test_keep_per_cell_then_the_rest_and_an_undo_across_a_kept_cell_is_ref
         assert "No agent change waits for review" in nothing["message"]
 
 
+async def test_undo_in_one_cell_reverts_its_changes_newest_first_and_keeps_the_persons_typing(
+    make_notebook, panel, person_and_agent
+):
+    path = make_notebook("u1.ipynb", cells=["rate = 1", "keep = 1"])
+    async with person_and_agent(path) as (person, agent):
+        a, b = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await _update(agent, path, a, "1", "2")
+        await _update(agent, path, a, "rate = 2", "rate = 2 * 3")
+        await _update(agent, path, b, "1", "5")  # another cell: stays
+        made = await ok(agent, "insert_cells", path=path, cells=[{"source": "p()"}, {"source": "q()"}])
+        await person.wait_for(lambda nb: len(person.sources()) == 4)
+        person.insert_text(0, 0, "# mine\n")
+        await person.flush()
+
+        result = await panel.post("revert", {"path": path, "cell_id": a})
+        assert len(result["reverted"]) == 2 and result["conflicts"] == []
+        await person.wait_for(lambda nb: person.sources()[:2] == ["# mine\nrate = 1", "keep = 5"])
+        again = await panel.post("revert", {"path": path, "cell_id": a}, status=409)
+        assert "No agent change waits for review in cell" in again["message"]
+        wide = await panel.post("revert", {"path": path, "cell_id": made["cell_ids"][0]}, status=409)
+        assert "changed other cells too" in wide["message"]
+        assert len(person.sources()) == 4  # nothing changed
+        await panel.post("revert", {"cell_id": a}, status=400)
+
+
 async def test_keep_all_of_a_notebook_and_bad_bodies(make_notebook, panel, server_url, jp_auth_header):
     path = make_notebook("all.ipynb", cells=["a = 1", "b = 2"])
     async with connect(server_url, jp_auth_header) as agent:

@@ -68,6 +68,24 @@ class Review:
             raise ReviewConflict(f"No agent change waits for review in cell {cell_id} of {path}{how}.")
         return self._mark(pending, cell_id, by)
 
+    def undo_cell_entries(self, path: str, cell_id: str) -> list[Entry]:
+        """What a per-cell Undo reverts: the pending entries that changed this cell and no other (an
+        entry is reverted whole; one that spans other cells too is named, to undo as an entry)."""
+        pending = [
+            e
+            for e in self.journal.entries()
+            if e.path == path and cell_id in e.cell_ids and _pending(e, cell_id)
+        ]
+        if not pending:
+            raise ReviewConflict(f"No agent change waits for review in cell {cell_id} of {path}.")
+        wider = [e.id for e in pending if set(e.cell_ids) != {cell_id}]
+        if wider:
+            raise ReviewConflict(
+                f"Entries {', '.join(map(str, wider))} changed other cells too; undo them as entries "
+                '({"entry": <id>}) to undo all they did.'
+            )
+        return pending
+
     def keep_notebook(self, path: str, agent: str | None, by: dict[str, str]) -> list[int]:
         """Keep all: every pending entry on ``path`` (of one agent, if given)."""
         pending = [
