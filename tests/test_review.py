@@ -56,6 +56,7 @@ async def test_keep_per_cell_then_the_rest_and_an_undo_across_a_kept_cell_is_ref
         await ok(agent, "get_notebook", path=path)
         made = await ok(agent, "insert_cells", path=path, cells=[{"source": "p = 1"}, {"source": "q = 2"}])
         p, q = made["cell_ids"]
+        await person.wait_for(lambda nb: len(person.sources()) == 3)
         entry = await panel.entry("insert_cells")
 
         await panel.post("keep", {"path": path, "cell_id": p})

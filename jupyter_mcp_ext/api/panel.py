@@ -84,7 +84,7 @@ class Panel:
         services.guard = guard
         services.agents.on_change(lambda agent, what: events.emit("session", agent.id))
         reverter = Reverter(journal, services)
-        review = Review(journal, reverter, store)
+        review = Review(journal, reverter, store, on_checkpoint=lambda name: events.emit("checkpoint", name))
         review.restore(loaded.checkpoints)
         return cls(
             journal,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from .journal import NAME_CHARS, Entry, Journal, iso
@@ -30,10 +31,17 @@ class NotFound(Exception):
 
 
 class Review:
-    def __init__(self, journal: Journal, reverter: Reverter, store: JournalStore | None = None):
+    def __init__(
+        self,
+        journal: Journal,
+        reverter: Reverter,
+        store: JournalStore | None = None,
+        on_checkpoint: Callable[[str], None] | None = None,
+    ):
         self.journal = journal
         self.reverter = reverter
         self.store = store
+        self.on_checkpoint = on_checkpoint or (lambda name: None)
         self.checkpoints: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     def restore(self, checkpoints: list[dict[str, Any]]) -> None:
@@ -120,6 +128,7 @@ class Review:
         self._save(name, checkpoint)
         while len(self.checkpoints) > MAX_CHECKPOINTS:
             self._save(self.checkpoints.popitem(last=False)[0], None)
+        self.on_checkpoint(name)
         return checkpoint
 
     def _save(self, name: str, data: dict[str, Any] | None) -> None:
