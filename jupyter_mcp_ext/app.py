@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validat
 from .api.agents import routes as agent_routes
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
+from .api.review import routes as review_routes
 from .auth.handlers import OAuthEndpoint
 from .auth.handlers import routes as oauth_routes
 from .auth.provider import AgentAuthorizationServer
@@ -123,6 +125,22 @@ class MCPExtensionApp(ExtensionApp):
         config=True,
         help="Bytes the journal's entries may hold in memory (a rewrite of big cells holds them whole, "
         "to revert it); oldest entries dropped first, and one larger alone is kept without its undo.",
+    )
+    journal_file = Unicode(
+        "",
+        config=True,
+        allow_none=True,
+        help="SQLite file keeping the journal (agent changes, who kept or undid them, checkpoints) across "
+        "restarts, readable by the owner alone; bounded like the journal in memory (journal_size, "
+        "journal_bytes, journal_max_age). Empty: jupyter_mcp_ext/journal-<hash>.sqlite in Jupyter's data "
+        "folder, one per root folder and base_url. None: the journal is kept in memory only.",
+    )
+    journal_max_age = Float(
+        14 * 24 * 3600.0,
+        config=True,
+        allow_none=True,
+        help="Seconds an agent call stays in the journal (in memory and in journal_file) for review and "
+        "revert; older ones are dropped, at start too. None: no age limit.",
     )
     approval_timeout = Float(
         300.0,
@@ -350,6 +368,8 @@ class MCPExtensionApp(ExtensionApp):
             journal_bytes=self.journal_bytes,
             approval_timeout=self.approval_timeout,
             policy_file=self.policy_file,
+            journal_file=self._journal_path(),
+            journal_max_age=self.journal_max_age,
             approval_limits={
                 "per_agent": self.max_pending_approvals,
                 "max_chars": self.max_approval_chars,
@@ -367,6 +387,16 @@ class MCPExtensionApp(ExtensionApp):
         name = (
             "agents.json" if base == "/" else f"agents-{hashlib.sha256(base.encode()).hexdigest()[:8]}.json"
         )
+        return Path(jupyter_data_dir()) / "jupyter_mcp_ext" / name
+
+    def _journal_path(self) -> Path | None:
+        if self.journal_file is None:
+            return None
+        if self.journal_file:
+            return Path(self.journal_file)
+        assert self.serverapp is not None
+        where = f"{Path(self.serverapp.root_dir).resolve()}|{self.serverapp.base_url}"
+        name = f"journal-{hashlib.sha256(where.encode()).hexdigest()[:8]}.sqlite"
         return Path(jupyter_data_dir()) / "jupyter_mcp_ext" / name
 
     def initialize_handlers(self) -> None:
@@ -392,6 +422,7 @@ class MCPExtensionApp(ExtensionApp):
             ],
         )
         self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
+        self.serverapp.web_app.add_handlers(".*$", review_routes(self.serverapp.base_url, self.panel))
         api = url_path_join(self.serverapp.base_url, "api", "mcp")
         self.serverapp.web_app.add_handlers(".*$", agent_routes(api, self.panel, self.tokens))
         if self.oauth:  # before the quiet 404s of the discovery paths it does not serve
@@ -425,4 +456,7 @@ class MCPExtensionApp(ExtensionApp):
         await self.transport.stop()
         await self.tasks.stop()
         self.gate.uninstall()
-        await self.services.stop()
+        try:
+            await self.services.stop()
+        finally:
+            await asyncio.to_thread(self.panel.close)  # the journal's last writes reach its file

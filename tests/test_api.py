@@ -117,6 +117,8 @@ async def test_the_panel_hears_of_journal_policy_and_approval_changes_on_the_eve
         assert (await next_event("journal"))["id"] == str(entry["id"])
         await panel.revert(entry["id"])
         assert (await next_event("journal"))["id"] == str(entry["id"])  # it is now reverted
+        await panel.post("checkpoints", {"name": "before the refactor"}, status=201)
+        assert (await next_event("checkpoint"))["id"] == "before the refactor"
         await panel.post("policy", {"mode": "ask"})
         assert (await next_event("policy"))["id"] == "ask"
         async with connect(server_url, jp_auth_header) as agent:

@@ -20,6 +20,7 @@ from ..auth.principal import agent_token
 from ..documents.paths import without_root
 from ..people.agents import person_of
 from ..people.policy import MODES
+from ..people.review import ReviewConflict
 from .panel import Panel
 from .snippets import snippets, token_snippets
 
@@ -94,7 +95,9 @@ class JournalHandler(PanelHandler):
             limit = int(self.get_query_argument("limit", "100"))
         except ValueError as err:
             raise web.HTTPError(400, "limit must be a number.") from err
-        entries = self.panel.journal.entries(agent=agent)[::-1][: max(0, min(limit, MAX_ENTRIES))]
+        path = self.get_query_argument("path", None)
+        entries = [e for e in self.panel.journal.entries(agent=agent) if path is None or e.path == path]
+        entries = entries[::-1][: max(0, min(limit, MAX_ENTRIES))]
         self.answer({"entries": [e.to_json() for e in entries]})
 
 
@@ -109,15 +112,32 @@ class RevertHandler(PanelHandler):
             if entry is None:
                 raise web.HTTPError(404, journal.too_old(entry_id) or f"No journal entry {entry_id}.")
             entries, dropped = [entry], None
+        elif "cell_id" in body:  # Undo in one cell: its pending changes, newest first, to a conflict
+            review = self.panel.review
+            assert review is not None
+            path, cell_id = body.get("path"), body["cell_id"]
+            if not isinstance(path, str) or not isinstance(cell_id, str):
+                raise web.HTTPError(400, "path and cell_id must be strings.")
+            try:
+                entries = review.undo_cell_entries(path, cell_id)
+            except ReviewConflict as err:
+                raise web.HTTPError(409, f"{err} Nothing was changed.") from err
+            dropped = None
         elif "agent" in body:
             since = _int(body.get("since", 0), "since")
             entries = journal.entries(agent=str(body["agent"]), since=since)
             dropped = journal.dropped_since(str(body["agent"]), since)
         else:
-            raise web.HTTPError(400, 'Give {"entry": <id>} or {"agent": <id>, "since": <entry id>}.')
+            raise web.HTTPError(
+                400,
+                'Give {"entry": <id>}, {"path": <notebook>, "cell_id": <id>} or {"agent": <id>, "since": <id>}.',
+            )
         person = person_of(self)  # Jupyter's identity of this request: who reverted, for the journal
         by = {"user": person["name"], "name": person["display_name"]}
-        result = await self.panel.reverter.revert(entries, by)
+        one_cell = "cell_id" in body and "entry" not in body
+        result = await self.panel.reverter.revert(
+            entries, by, named="entry" in body or one_cell, stop_at_conflict=one_cell
+        )
         if dropped:
             result.notes.append(dropped)
         status = 409 if result.conflicts and not result.reverted else 200

@@ -1,7 +1,8 @@
 """The journal of agent turns: every call that changes a notebook or a file, with enough to undo it.
 
-It lives in server memory and is bounded in entries and in bytes (oldest entries dropped first; an
-entry too large on its own for the bytes is kept for review without what a revert needs). Each entry
+It lives in server memory, mirrored to a file by ``journal_store.py`` when one is set, and is bounded
+in entries, bytes and age (oldest entries dropped first; an entry too large on its own for the bytes
+is kept for review without what a revert needs). Each entry
 holds the changes a call made, cell by cell, as the before and after of that cell (see
 ``changes.py``), which is what a revert needs and what a person reviewing the agent's work reads.
 """
@@ -71,6 +72,23 @@ class Entry:
     reverted_by: dict[str, str] | None = None  # the person: user, name (display name), at (ISO time)
     note: str | None = None
     size: int = 0  # bytes it holds, as the journal counts them once it is added
+    # A person's Keep: cell id (or "*", the whole entry) -> who kept it (user, name, at). Replaced, never
+    # changed in place: the journal's writer thread may be reading the old one.
+    kept: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def review(self) -> dict[str, Any] | None:
+        """Where a person's review of it stands: undone, kept (every cell kept), or pending; None
+        for an entry that changed nothing."""
+        if not self.changes:
+            return None
+        if self.reverted:
+            return {"state": "undone", "by": self.reverted_by, "cells": self.kept}
+        whole = self.kept.get("*")
+        cells = self.cell_ids
+        if whole is None and cells and all(c in self.kept for c in cells):
+            whole = max((self.kept[c] for c in cells), key=lambda by: by.get("at", ""))
+        return {"state": "kept" if whole else "pending", "by": whole, "cells": self.kept}
 
     @property
     def cell_ids(self) -> list[str]:
@@ -101,6 +119,7 @@ class Entry:
             "revertible": self.revertible,
             "reverted": self.reverted,
             "reverted_by": self.reverted_by,
+            "review": self.review,
             "changes": [c.to_json() for c in self.changes],
             "note": self.note,
         }
@@ -110,19 +129,43 @@ class Journal:
     """The last ``limit`` entries within ``max_bytes``, newest last; listeners hear of each new or
     changed entry."""
 
-    def __init__(self, limit: int, max_bytes: int = 64_000_000, clean: Callable[[str], str] | None = None):
+    def __init__(
+        self,
+        limit: int,
+        max_bytes: int = 64_000_000,
+        clean: Callable[[str], str] | None = None,
+        max_age: float | None = None,
+    ):
         self.limit = max(1, limit)
+        self.max_age = max_age  # seconds an entry is kept; None: no limit
         self._clean = clean or (lambda text: text)  # takes the server's own folder out of an error
         self.max_bytes = max(1, max_bytes)
         self.bytes = 0
         self._entries: OrderedDict[int, Entry] = OrderedDict()
         self._next = 1
         self._listeners: list[Callable[[Entry], None]] = []
+        self._drop_listeners: list[Callable[[int], None]] = []
         self._newest_dropped = 0
         self._dropped_of: OrderedDict[str, int] = OrderedDict()  # agent -> its newest entry dropped
 
     def on_change(self, listener: Callable[[Entry], None]) -> None:
         self._listeners.append(listener)
+
+    def on_drop(self, listener: Callable[[int], None]) -> None:
+        """``listener(entry_id)`` for each entry the bounds drop (the file mirror deletes it too)."""
+        self._drop_listeners.append(listener)
+
+    @property
+    def next_id(self) -> int:
+        return self._next
+
+    def restore(self, entries: list[Entry], next_id: int) -> None:
+        """Entries kept from an earlier run, oldest first: added within today's bounds, unannounced."""
+        for entry in entries:
+            self._keep(entry)
+        if entries:  # what an earlier run dropped is too old to revert, and says so
+            self._newest_dropped = max(self._newest_dropped, entries[0].id - 1)
+        self._next = max(self._next, next_id, *(e.id + 1 for e in entries))
 
     def new(self, *, agent: str, client: str, user: str, tool: str, path: str | None) -> Entry:
         """An entry for a call starting now; it is added by ``add`` once the call is over."""
@@ -134,6 +177,10 @@ class Journal:
         """Keep ``entry``, every text in it cut to a sane size and counted toward ``max_bytes``: an
         agent chooses its paths and arguments, and a refused call must cost no more than a line."""
         self._cut(entry)
+        self._keep(entry)
+        self.changed(entry)
+
+    def _keep(self, entry: Entry) -> None:
         fields = [entry.path, entry.error, entry.note, entry.tool, entry.agent, entry.client, entry.user]
         entry.size = ENTRY_BYTES + _bytes(fields) + _bytes(entry.changes)
         if entry.size > self.max_bytes:
@@ -141,15 +188,24 @@ class Journal:
             entry.size = ENTRY_BYTES + _bytes(fields) + _bytes(entry.changes)
         self._entries[entry.id] = entry
         self.bytes += entry.size
-        while len(self._entries) > 1 and (len(self._entries) > self.limit or self.bytes > self.max_bytes):
-            _, old = self._entries.popitem(last=False)
-            self.bytes -= old.size
-            self._newest_dropped = old.id
-            self._dropped_of[old.agent] = old.id
-            self._dropped_of.move_to_end(old.agent)
-            if len(self._dropped_of) > MAX_AGENTS_DROPPED:
-                self._dropped_of.popitem(last=False)
-        self.changed(entry)
+        oldest = time.time() - self.max_age if self.max_age is not None else None
+        while len(self._entries) > 1 and (
+            len(self._entries) > self.limit
+            or self.bytes > self.max_bytes
+            or (oldest is not None and next(iter(self._entries.values())).time < oldest)
+        ):
+            self._drop()
+
+    def _drop(self) -> None:
+        _, old = self._entries.popitem(last=False)
+        self.bytes -= old.size
+        self._newest_dropped = max(self._newest_dropped, old.id)
+        self._dropped_of[old.agent] = old.id
+        self._dropped_of.move_to_end(old.agent)
+        if len(self._dropped_of) > MAX_AGENTS_DROPPED:
+            self._dropped_of.popitem(last=False)
+        for listener in list(self._drop_listeners):
+            listener(old.id)
 
     def _cut(self, entry: Entry) -> None:
         if entry.error is not None:
@@ -177,8 +233,12 @@ class Journal:
     def _bounds(self) -> str:
         return (
             f"the journal keeps the last {self.limit:,} agent calls within {self.max_bytes:,} bytes "
-            "(journal_size, journal_bytes) and has dropped it; revert by hand what is still wanted"
+            f"{self._age()}(journal_size, journal_bytes, journal_max_age) and has dropped it; revert by "
+            "hand what is still wanted"
         )
+
+    def _age(self) -> str:
+        return f"and {self.max_age / 86400:g} days " if self.max_age is not None else ""
 
     def changed(self, entry: Entry) -> None:
         for listener in list(self._listeners):

@@ -63,24 +63,42 @@ class Reverter:
         self.services = services
         self._one_at_a_time = asyncio.Lock()
 
-    async def revert(self, entries: list[Entry], by: dict[str, str] | None = None) -> RevertResult:
+    async def revert(
+        self,
+        entries: list[Entry],
+        by: dict[str, str] | None = None,
+        *,
+        named: bool = False,
+        stop_at_conflict: bool = False,
+    ) -> RevertResult:
         """Revert entries newest first, each whole or not at all; ``by`` is the person reverting
         (``user`` and display ``name``), recorded on each entry reverted. Reverts run one at a time:
-        two people (or two clicks) reverting one entry must not both undo it."""
+        two people (or two clicks) reverting one entry must not both undo it. ``named``: the person
+        picked these entries, so one already undone or kept is a conflict that says by whom, not
+        skipped; ``stop_at_conflict``: nothing older is tried after the first conflict."""
         async with self._one_at_a_time:
-            return await self._revert(entries, by)
+            return await self._revert(entries, by, named, stop_at_conflict)
 
-    async def _revert(self, entries: list[Entry], by: dict[str, str] | None) -> RevertResult:
+    async def _revert(
+        self, entries: list[Entry], by: dict[str, str] | None, named: bool, stop_at_conflict: bool
+    ) -> RevertResult:
         result = RevertResult()
         for entry in sorted(entries, key=lambda e: e.id, reverse=True):
-            if entry.reverted or not entry.changes:
+            settled = _settled(entry)  # undone or kept: skipped, or refused when the person named it
+            if settled is None and (entry.reverted or not entry.changes):
+                continue
+            if settled is not None and not named:
                 continue
             try:
+                if settled is not None:
+                    raise Conflict(settled)
                 await self._revert_one(entry)
             except Conflict as err:
                 cell_id = err.args[1] if len(err.args) > 1 else None
                 reason = without_root(str(err.args[0]), self.services.contents)  # never the server's folder
                 result.conflicts.append({"entry": entry.id, "cell_id": cell_id, "reason": reason})
+                if stop_at_conflict:
+                    break
                 continue
             entry.reverted = True
             if by is not None:
@@ -158,6 +176,25 @@ class Reverter:
         updated = apply(current, undo_edits(change.before, change.after, current))
         # based on the text just read: an edit landing in between is kept, or refused (a conflict)
         await files.write_text(path, updated, base=current)
+
+
+def _settled(entry: Entry) -> str | None:
+    """Why a person's Undo of ``entry`` changes nothing: it was undone, or kept, already."""
+    review = entry.review
+    if review is None or (review["state"] == "pending" and not review["cells"]):
+        return None
+    if review["state"] == "pending":  # some of its cells kept: undoing it would undo them too
+        cell, by = next(iter(review["cells"].items()))
+        return f"entry {entry.id}: its change to cell {cell} was kept{_who(by)}; nothing changed"
+    if review["state"] == "undone":
+        return f"entry {entry.id} was already undone{_who(review['by'])}; nothing changed"
+    return f"entry {entry.id} was kept{_who(review['by'])}; nothing changed (edit it by hand instead)"
+
+
+def _who(by: dict[str, str] | None) -> str:
+    if not by:
+        return ""
+    return f" by {by.get('name') or by.get('user') or 'someone'} at {by.get('at', '?')}"
 
 
 def _plan(doc: Any, change: Change) -> Step:

@@ -13,7 +13,7 @@ from ..documents.merge import describe_conflicts, edits, lines_text, merge
 from ..documents.revisions import cell_scope, revision
 from ..errors import ToolError
 from . import outputs
-from .people import with_people
+from .people import with_people, with_undone
 from .shapes import NewCell, check_new_cells
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
@@ -78,6 +78,8 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
         {"cells": cells, "truncated": budget.truncation()},
         images=budget.images,
     )
+    whole = not args.cell_ids and args.start is None and args.end is None
+    result = with_undone(ctx, path, None if whole else {c["id"] for c in cells}, result)
     return with_people(ctx, path, doc, result)
 
 

@@ -18,7 +18,7 @@ from ..errors import ToolError
 from . import outputs
 from .bounds import check_script_size, in_slices
 from .matching import search_lines
-from .people import with_people
+from .people import with_people, with_undone
 from .shapes import NewCell, check_new_cells
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
@@ -173,7 +173,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     result = ToolResult(
         "\n".join(lines), {"path": path, "kernel": kernel, "language": language, "cells": cells}
     )
-    return with_people(ctx, path, doc, result)
+    return with_people(ctx, path, doc, with_undone(ctx, path, None, result))
 
 
 def _outline_line(c: dict[str, Any]) -> str:
