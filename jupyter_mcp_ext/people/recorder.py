@@ -91,8 +91,8 @@ class Recorder:
         for doc, before in self._notebooks.values():
             only = None
             if self._only is not None:  # the cells named, and any the call added
-                had = set(before.order)
-                only = self._only | {cid for cid in nb.ids(doc) if cid not in had}
+                now = nb.ids(doc)
+                only = self._only if now == before.order else self._only | (set(now) - set(before.order))
             found += changes.diff(before, changes.snapshot(doc, only), run=self.run, ran=self.run and ok)
         return found
 
