@@ -179,6 +179,8 @@ def spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
 def table(
     times: dict[Key, list[float]], cpu: dict[Key, float], labels: list[str], ops: tuple[str, ...]
 ) -> tuple[str, list[dict[str, Any]]]:
+    """One line per call and notebook: each server's p50 and CPU per call (ms), today's over each
+    baseline's, and each server's 2,000-cell figure over its 50-cell one."""
     rows: list[dict[str, Any]] = []
     for op in ops:
         for n in SIZES:
@@ -188,29 +190,31 @@ def table(
                 row[f"{label}_p50_ms"] = pct(samples, 0.5) * 1000
                 row[f"{label}_cpu_ms"] = cpu[(label, n, op)] * 1000 / len(samples)
             rows.append(row)
-    head = ["call", "cells", "p50 now", "CPU/call now"]
-    if "base" in labels:
-        head += ["p50 base", "CPU/call base", "p50 now/base", "CPU now/base"]
-    head += ["p50 2000/50 (now)", "CPU 2000/50 (now)"]
+    bases = [label for label in labels if label != "now"]
+    head = ["call", "cells"]
+    for label in labels:
+        head += [f"p50 {label}", f"CPU {label}"]
+    for label in bases:
+        head += [f"p50 now/{label}", f"CPU now/{label}"]
+    for label in labels:
+        head += [f"p50 2000/50 {label}", f"CPU 2000/50 {label}"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         small = next(r for r in rows if r["op"] == row["op"] and r["cells"] == SIZES[0])
-        cells = [row["op"], str(row["cells"]), f"{row['now_p50_ms']:.2f} ms", f"{row['now_cpu_ms']:.2f} ms"]
-        if "base" in labels:
-            row["p50_ratio_base"] = row["now_p50_ms"] / row["base_p50_ms"]
-            row["cpu_ratio_base"] = row["now_cpu_ms"] / max(1e-9, row["base_cpu_ms"])
-            cells += [
-                f"{row['base_p50_ms']:.2f} ms",
-                f"{row['base_cpu_ms']:.2f} ms",
-                f"{row['p50_ratio_base']:.2f}x",
-                f"{row['cpu_ratio_base']:.2f}x",
-            ]
-        if row["cells"] == SIZES[0]:
-            cells += ["-", "-"]
-        else:
-            row["p50_ratio_size"] = row["now_p50_ms"] / small["now_p50_ms"]
-            row["cpu_ratio_size"] = row["now_cpu_ms"] / max(1e-9, small["now_cpu_ms"])
-            cells += [f"{row['p50_ratio_size']:.2f}x", f"{row['cpu_ratio_size']:.2f}x"]
+        cells = [row["op"], str(row["cells"])]
+        for label in labels:
+            cells += [f"{row[f'{label}_p50_ms']:.2f}", f"{row[f'{label}_cpu_ms']:.2f}"]
+        for label in bases:
+            row[f"p50_now_over_{label}"] = row["now_p50_ms"] / row[f"{label}_p50_ms"]
+            row[f"cpu_now_over_{label}"] = row["now_cpu_ms"] / max(1e-9, row[f"{label}_cpu_ms"])
+            cells += [f"{row[f'p50_now_over_{label}']:.2f}x", f"{row[f'cpu_now_over_{label}']:.2f}x"]
+        for label in labels:
+            if row["cells"] == SIZES[0]:
+                cells += ["-", "-"]
+                continue
+            row[f"p50_size_ratio_{label}"] = row[f"{label}_p50_ms"] / small[f"{label}_p50_ms"]
+            row[f"cpu_size_ratio_{label}"] = row[f"{label}_cpu_ms"] / max(1e-9, small[f"{label}_cpu_ms"])
+            cells += [f"{row[f'p50_size_ratio_{label}']:.2f}x", f"{row[f'cpu_size_ratio_{label}']:.2f}x"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines), rows
 
@@ -254,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--against",
         default=BASELINE,
-        help=f"the baseline commit (default {BASELINE}; HEAD: an A/B of a change)",
+        help=f"baseline commits, comma-separated (default {BASELINE}; HEAD: an A/B of uncommitted changes)",
     )
     parser.add_argument("--profile", type=Path, help="py-spy raw profiles of each server into this folder")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
@@ -263,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (3 if args.quick else 10)
     servers: dict[str, JupyterServer] = {"now": bench_server()}
     if not args.no_baseline:
-        servers["base"] = baseline_server(args.against)
+        for commit in args.against.split(","):
+            servers[commit] = baseline_server(commit)
     try:
         for server in servers.values():
             server.start()
@@ -273,8 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
     text, rows = table(times, cpu, list(servers), ops)
     load = psutil.getloadavg()[0]
-    base = f"; base: {args.against}" if not args.no_baseline else ""
-    print(f"{rounds} rounds of 10 calls per cell; load {load:.1f}{base}\n\n{text}")
+    print(f"{rounds} rounds of 10 calls per cell; load {load:.1f}; ms, server CPU per call\n\n{text}")
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "load": load}, indent=1))
     return 0
