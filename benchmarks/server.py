@@ -67,6 +67,7 @@ class JupyterServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.log = self.tmp / "server.log"
         self.starts = 0
+        self.python_path: list[str] = []  # folders ahead of this checkout (a baseline's package)
 
     def start(self, timeout: float = 90) -> None:
         """Start the server (again, after ``kill``: same root, port and token) and wait until it answers."""
@@ -83,7 +84,9 @@ class JupyterServer:
             "JUPYTER_RUNTIME_DIR": str(self.runtime),
             "JUPYTER_DATA_DIR": str(self.tmp / "data"),
             "JUPYTER_PLATFORM_DIRS": "0",
-            "PYTHONPATH": os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")])),
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [*self.python_path, repo, os.environ.get("PYTHONPATH")])
+            ),
         }
         jupyter = Path(sys.executable).parent / "jupyter"
         command = [

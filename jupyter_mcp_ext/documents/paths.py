@@ -18,7 +18,15 @@ MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer path names no file, and is 
 
 
 async def api_path(path: str, contents: Any, *, what: str = "path") -> str:
-    """Normalise ``path`` (relative to the server root) or raise a ToolError saying how to fix it.
+    """Normalise ``path`` (relative to the server root) or raise a ToolError saying how to fix it
+    (``locate``, without where the file really is)."""
+    return (await locate(path, contents, what=what))[0]
+
+
+async def locate(path: str, contents: Any, *, what: str = "path") -> tuple[str, str | None]:
+    """Normalise ``path`` (relative to the server root) or raise a ToolError saying how to fix it;
+    with the file's real location (symlinks resolved; None off a local disk), resolved once here
+    for the checks that follow in the same call rather than again by each.
 
     Refused: paths longer than ``MAX_PATH_CHARS``, absolute paths, ``..`` segments, NUL bytes, hidden
     files when the server hides them, and, for a server on a local disk, anything whose real location
@@ -67,13 +75,14 @@ async def api_path(path: str, contents: Any, *, what: str = "path") -> str:
                 normalised = f"{folder}/{parts[-1]}" if folder else parts[-1]
             else:
                 normalised = _relative(real, contents.root_dir)
-    return normalised
+    return normalised, real
 
 
-def canonical(api: str, contents: Any) -> str:
+def canonical(api: str, contents: Any, *, real: str | None = None) -> str:
     """The one path of the file ``api`` names, links resolved (for a server on a local disk): the
-    key of its shared document, so every way to reach a file opens the same room."""
-    real = real_path(api, contents)
+    key of its shared document, so every way to reach a file opens the same room. ``real``: where
+    ``api`` really is, when the caller has just resolved it (``locate``)."""
+    real = real if real is not None else real_path(api, contents)
     return api if real is None or _outside(real, contents.root_dir) else _relative(real, contents.root_dir)
 
 

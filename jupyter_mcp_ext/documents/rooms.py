@@ -59,9 +59,9 @@ class DocumentService:
 
     async def resolve(self, path: str) -> str:
         """The API path of an existing notebook, or a ToolError that says what to do."""
-        api = await self.denied.allowed(path, self.contents)
+        api, real = await self.denied.locate(path, self.contents)
         # A link to a notebook opens the notebook's own room, not a second one for the same file.
-        api = canonical(api, self.contents)
+        api = canonical(api, self.contents, real=real)
         if not api.endswith(".ipynb"):
             raise ToolError(f"'{path}' is not a notebook (.ipynb). Notebook tools take .ipynb paths.")
         if not await ensure_async(self.contents.file_exists(api)):

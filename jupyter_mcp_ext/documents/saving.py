@@ -90,9 +90,11 @@ async def save(loader: Any, doc: Any, *, file_format: str, file_type: str) -> bo
     collaboration layer's file watcher would.
     """
     seen = loader.last_modified
+    with doc.ydoc.transaction():  # one transaction for the whole read, not one per cell and field
+        content = doc.get()
     try:
         saved = await loader.maybe_save_content(
-            {"format": file_format, "type": file_type, "content": doc.get()}
+            {"format": file_format, "type": file_type, "content": content}
         )
     except OutOfBandChanges:
         # maybe_save_content took the new modification time as seen: put back the one the room

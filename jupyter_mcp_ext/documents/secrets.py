@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 
 from ..errors import ToolError
-from .paths import MAX_FOLDERS, api_path, real_path, walk
+from .paths import MAX_FOLDERS, _real_root, locate, real_path, walk
 
 MAX_TREE_ENTRIES = 20_000  # entries a folder may hold for an agent to delete or move it (each is checked)
 
@@ -53,9 +54,11 @@ class DeniedFiles:
     """The deny-list of secret file patterns (``c.MCPExtensionApp.denied_files``)."""
 
     def __init__(self, patterns: Iterable[str]):
-        self.patterns = [p.strip().strip("/").lower() for p in patterns if p.strip().strip("/")]
+        self.patterns = tuple(p.strip().strip("/").lower() for p in patterns if p.strip().strip("/"))
+        # A pure function of the path's text (nothing on disk), so its answers can be kept.
+        self.matches = functools.lru_cache(maxsize=4096)(self._matches)
 
-    def matches(self, api: str) -> str | None:
+    def _matches(self, api: str) -> str | None:
         """The first pattern ``api`` (a relative ``/`` path) matches, if any."""
         parts = [p for p in api.lower().split("/") if p]
         if not parts:
@@ -79,20 +82,34 @@ class DeniedFiles:
         of every file operation, a tool's or a revert's. Inside the root (links resolved), not hidden
         where the server hides files, not a secret; with ``whole`` (a delete or a move, ``moved_to``
         its new API path), not a folder holding a secret, or one its new name would make one."""
-        api = await api_path(path, contents, what=what)
-        self.check(api, contents, given=path)
+        return (await self.locate(path, contents, what=what, whole=whole, moved_to=moved_to))[0]
+
+    async def locate(
+        self,
+        path: str,
+        contents: Any,
+        *,
+        what: str = "path",
+        whole: bool = False,
+        moved_to: str | None = None,
+    ) -> tuple[str, str | None]:
+        """``allowed``, with where the file really is (``paths.locate``), resolved once for the call."""
+        api, real = await locate(path, contents, what=what)
+        self.check(api, contents, given=path, real=real)
         if whole:
             await self.check_tree(api, contents, moved_to=moved_to)
-        return api
+        return api, real
 
-    def check(self, api: str, contents: Any, *, given: str | None = None) -> None:
-        """Refuse (ToolError) a path that is, or leads to, a file of the deny-list."""
+    def check(self, api: str, contents: Any, *, given: str | None = None, real: str | None = None) -> None:
+        """Refuse (ToolError) a path that is, or leads to, a file of the deny-list. ``real``: where
+        ``api`` really is, when the caller has just resolved it (it is resolved here otherwise)."""
         if not self.patterns:
             return
         hit = self.matches(api)
-        real = real_path(api, contents)
+        if real is None:
+            real = real_path(api, contents)
         if hit is None and real is not None:
-            root = os.path.realpath(contents.root_dir)
+            root = _real_root(contents.root_dir)
             if real.startswith(root.rstrip(os.sep) + os.sep):
                 hit = self.matches(os.path.relpath(real, root).replace(os.sep, "/"))
         if hit is not None:

@@ -64,20 +64,7 @@ def snapshot(doc: Any, only: set[str] | None = None, *, whole: bool = False) -> 
     A name in ``only`` may be a unique prefix of an id, as tools accept.
     """
     order = nb.ids(doc)
-    if only is None:
-        indices = range(len(order))
-    else:
-        at = {cid: i for i, cid in enumerate(order)}
-        indices = sorted(
-            {at[n] for n in only if n in at}
-            | {
-                i
-                for n in only
-                if n not in at and len(n) >= 4
-                for i, cid in enumerate(order)
-                if cid.startswith(n)
-            }
-        )
+    indices = range(len(order)) if only is None else _positions(order, only)
     cells = {}
     with doc.ydoc.transaction():
         for i in indices:
@@ -107,19 +94,26 @@ def diff(before: Snapshot, after: Snapshot, *, run: bool = False, ran: bool = Fa
     the cells it inserted and the outputs it produced are its changes; ``ran``: it succeeded, so every
     code cell it named has run or is running, whether or not its outputs have changed yet.
     """
-    old = {cid: i for i, cid in enumerate(before.order)}
-    new = {cid: i for i, cid in enumerate(after.order)}
+    # Set and list operations (in C) rather than a Python loop over every cell: a call touches a
+    # few cells, and its cost should not grow with the notebook.
+    if before.order == after.order:  # the usual case: no cell came, went or moved
+        added: set[str] = set()
+        gone: set[str] = set()
+    else:
+        had, has = set(before.order), set(after.order)
+        added, gone = has - had, had - has
     changes: list[Change] = []
-    for j, cid in enumerate(after.order):
-        if cid not in old and cid in after.cells:
-            changes.append(Change("insert", cid, None, after.cells[cid].source, {"index": j}))
+    for j in _indices(after.order, [cid for cid in added if cid in after.cells]):
+        cid = after.order[j]
+        changes.append(Change("insert", cid, None, after.cells[cid].source, {"index": j}))
     if not run:
-        for i, cid in enumerate(before.order):
-            cell = before.cells.get(cid)
-            if cid not in new and cell is not None:  # an unread cell was not the call's to delete
-                undo = {"index": i, "cell": _restorable(cell), "neighbours": _neighbours(before.order, i)}
-                changes.append(Change("delete", cid, cell.source, None, undo))
-        changes += _moves(before.order, after.order, old, new)
+        for i in _indices(before.order, [cid for cid in gone if cid in before.cells]):
+            cell = before.cells[before.order[i]]  # an unread cell was not the call's to delete
+            undo = {"index": i, "cell": _restorable(cell), "neighbours": _neighbours(before.order, i)}
+            changes.append(Change("delete", cell.id, cell.source, None, undo))
+        changes += _moves(
+            before.order, after.order, _without(before.order, gone), _without(after.order, added)
+        )
     for cid, cell in after.cells.items():
         was = before.cells.get(cid)
         if was is None:
@@ -135,24 +129,71 @@ def diff(before: Snapshot, after: Snapshot, *, run: bool = False, ran: bool = Fa
     return changes
 
 
-def _moves(before: list[str], after: list[str], old: dict[str, int], new: dict[str, int]) -> list[Change]:
+def _moves(
+    before: list[str], after: list[str], kept_before: list[str], kept_after: list[str]
+) -> list[Change]:
     """Cells whose order among the cells both snapshots hold changed: those outside the longest
-    runs kept in order."""
-    kept_before = [cid for cid in before if cid in new]
-    kept_after = [cid for cid in after if cid in old]
+    runs kept in order. The common start and end are in place; only the rest is matched."""
     if kept_before == kept_after:
         return []
-    matcher = SequenceMatcher(None, kept_before, kept_after, autojunk=False)
+    shorter = min(len(kept_before), len(kept_after))
+    start = 0
+    while start < shorter and kept_before[start] == kept_after[start]:
+        start += 1
+    tail = 0
+    while tail < shorter - start and kept_before[-1 - tail] == kept_after[-1 - tail]:
+        tail += 1
+    middle_before = kept_before[start : len(kept_before) - tail]
+    middle_after = kept_after[start : len(kept_after) - tail]
+    matcher = SequenceMatcher(None, middle_before, middle_after, autojunk=False)
     in_place = {
-        cid for block in matcher.get_matching_blocks() for cid in kept_before[block.a : block.a + block.size]
+        cid
+        for block in matcher.get_matching_blocks()
+        for cid in middle_before[block.a : block.a + block.size]
     }
-    moves = []
-    for cid in kept_after:
-        if cid not in in_place:
-            i, j = old[cid], new[cid]
-            undo = {"index": i, "neighbours": _neighbours(before, i)}
-            moves.append(Change("move", cid, f"at index {i}", f"at index {j}", undo))
-    return moves
+    moved = [cid for cid in middle_after if cid not in in_place]
+    olds, news = _indices(before, moved, keep_order=True), _indices(after, moved, keep_order=True)
+    return [
+        Change(
+            "move", cid, f"at index {i}", f"at index {j}", {"index": i, "neighbours": _neighbours(before, i)}
+        )
+        for cid, i, j in zip(moved, olds, news, strict=True)
+    ]
+
+
+def _indices(order: list[str], ids: list[str], *, keep_order: bool = False) -> list[int]:
+    """The positions of ``ids`` in ``order``, sorted (or in the order of ``ids``): by ``index`` (in C)
+    for a few, through a map for many, so that neither a big notebook nor a big change is quadratic."""
+    if len(ids) > 64:
+        at = {cid: i for i, cid in enumerate(order)}
+        found = [at[cid] for cid in ids]
+    else:
+        found = [order.index(cid) for cid in ids]
+    return found if keep_order else sorted(found)
+
+
+def _without(order: list[str], drop: set[str]) -> list[str]:
+    """``order`` less the ids in ``drop`` (a few, usually): removed by position, not by a scan in Python."""
+    if not drop:
+        return order
+    if len(drop) > 64:
+        return [cid for cid in order if cid not in drop]
+    kept = list(order)
+    for i in sorted((order.index(cid) for cid in drop), reverse=True):
+        del kept[i]
+    return kept
+
+
+def _positions(order: list[str], only: set[str]) -> list[int]:
+    """The positions of the cells ``only`` names (an id, or a unique-enough prefix of one)."""
+    found: set[int] = set()
+    present = set(order) if len(only) > 8 else None
+    for name in only:
+        if name in (present if present is not None else order):
+            found.add(order.index(name))
+        elif len(name) >= 4:
+            found.update(i for i, cid in enumerate(order) if cid.startswith(name))
+    return sorted(found)
 
 
 def _neighbours(order: list[str], i: int) -> list[str | None]:

@@ -99,7 +99,7 @@ class Presence:
             dirty, self._dirty = self._dirty, set()
             for agent_id in dirty | (set(self._slots) if renew else set()):
                 try:
-                    await self._sync(agent_id)
+                    await self._sync(agent_id, fresh=renew)
                 except Exception:  # one agent's trouble must not keep the others out of the room
                     log.exception("Updating the presence of agent %s failed", agent_id)
             try:
@@ -107,8 +107,13 @@ class Presence:
             except Exception:
                 log.exception("Greeting new clients with the agents' presence failed")
 
-    async def _sync(self, agent_id: str) -> None:
-        """Send the agent's current state to its room and the global room (or leave them)."""
+    async def _sync(self, agent_id: str, *, fresh: bool = True) -> None:
+        """Send the agent's current state to its room and the global room (or leave them).
+
+        Between renewals (``fresh`` False: an agent's call began or ended) the room found for the
+        same path is kept while it is open, rather than asked of the file-id store (a database
+        query) on every call; each renewal looks it up again, so a rename is followed within one.
+        """
         agent = self._agents.get(agent_id)
         slot = self._slots.get(agent_id)
         path = agent.path if agent is not None else None
@@ -122,7 +127,13 @@ class Presence:
             return
         if slot is None:
             slot = self._slots[agent_id] = _Slot()
-        room_id = self._room_id(api)
+        kept = (
+            not fresh
+            and slot.api == api
+            and slot.room_id is not None
+            and self._room(slot.room_id) is not None
+        )
+        room_id = slot.room_id if kept else self._room_id(api)
         if slot.room_id is not None and slot.room_id != room_id:
             self._send(slot.room_id, slot.room, None)
         slot.room_id, slot.path, slot.api = room_id, path, api
@@ -288,11 +299,15 @@ async def _send_quietly(channel: Any, message: bytes) -> None:
 
 
 def _source_of(doc: YNotebook | None, cell_id: str) -> Text | None:
-    """A cell's shared source, found through the notebook's cached cell ids."""
+    """A cell's shared source, found through the notebook's cached cell ids (the id exactly: a cell
+    gone, the one an agent just deleted, is no reason to try every id as a prefix)."""
     if doc is None:
         return None
+    ids = nb.ids(doc)
+    if cell_id not in ids:
+        return None
     try:
-        source = doc.ycells[nb.find(doc, cell_id)]["source"]
+        source = doc.ycells[nb.find(doc, cell_id, cell_ids=ids)]["source"]
     except (ToolError, KeyError, IndexError):
         return None
     return source if isinstance(source, Text) else None

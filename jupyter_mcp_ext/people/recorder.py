@@ -25,6 +25,12 @@ NOT_KEPT = (
 )
 
 
+# Tools whose ``path`` is a notebook they open before they change anything, and that never create,
+# delete or rename a file: the notebook's snapshots say all they did, so the file is not read before
+# them (a path check, a database lookup and a stat, on every call).
+CELLS_ONLY = frozenset({"insert_cells", "update_cell", "delete_cells", "move_cell", "clear_outputs"})
+
+
 def _bytes(size: Any) -> str:
     return f"{size:,} bytes" if isinstance(size, int) else "size unknown"
 
@@ -39,6 +45,8 @@ class Recorder:
         self._notebooks: dict[str, tuple[Any, changes.Snapshot]] = {}
         self._file: dict[str, Any] | None = None
         self._notebook_changes: list[Change] | None = None
+        self._named: str | None = None  # the path of a CELLS_ONLY call that opened nothing, normalised
+        self._raw: str | None = None
 
     def opened(self, path: str, doc: Any) -> None:
         """The tool opened a notebook: keep how it is before the tool changes it (the first open)."""
@@ -49,12 +57,15 @@ class Recorder:
     def path(self) -> str | None:
         if self._notebooks:
             return next(iter(self._notebooks))
-        return self._file["path"] if self._file else None
+        return self._file["path"] if self._file else self._named
 
     async def before(self, args: Any) -> None:
         """Note the file the call names (its text, or the whole notebook if it may be deleted)."""
         raw = getattr(args, "path", None)
         if not isinstance(raw, str):
+            return
+        if self.tool in CELLS_ONLY:
+            self._raw = raw
             return
         with contextlib.suppress(ToolError):
             path = await api_path(raw, self.services.contents)
@@ -82,6 +93,9 @@ class Recorder:
 
     async def after(self, ok: bool) -> list[Change]:
         found = self._notebook_changes if self._notebook_changes is not None else self._diff_notebooks(ok)
+        if not self._notebooks and self._raw is not None:  # failed before it opened it
+            with contextlib.suppress(ToolError):
+                self._named = await api_path(self._raw, self.services.contents) or None
         if self._file and (not self._notebooks or self._file["path"] not in self._notebooks):
             found += await self._file_changes()
         return found
@@ -91,8 +105,8 @@ class Recorder:
         for doc, before in self._notebooks.values():
             only = None
             if self._only is not None:  # the cells named, and any the call added
-                had = set(before.order)
-                only = self._only | {cid for cid in nb.ids(doc) if cid not in had}
+                now = nb.ids(doc)
+                only = self._only if now == before.order else self._only | (set(now) - set(before.order))
             found += changes.diff(before, changes.snapshot(doc, only), run=self.run, ran=self.run and ok)
         return found
 

@@ -1,0 +1,82 @@
+"""The journal's diff of two snapshots (people/changes.py), on notebooks large and small.
+
+The diff works with set and list operations rather than loops over every cell (issue 21: a call
+that touches one cell must not cost more on a 2,000-cell notebook); these check it still finds
+exactly the call's changes, with the positions a revert needs.
+"""
+
+from __future__ import annotations
+
+import random
+
+from jupyter_mcp_ext.people.changes import CellState, Snapshot, diff
+
+
+def _cell(cid: str, source: str = "x") -> CellState:
+    return CellState(cid, "code", source, {}, None, 0)
+
+
+def _order(n: int) -> list[str]:
+    return [f"c{i:05d}" for i in range(n)]
+
+
+def test_one_insert_in_a_big_notebook_is_one_change_at_its_index() -> None:
+    before = _order(2000)
+    after = [*before[:1001], "new", *before[1001:]]
+    found = diff(Snapshot(before, {}), Snapshot(after, {"new": _cell("new", "y = 1")}))
+    assert [(c.kind, c.cell_id, c.after, c.undo) for c in found] == [
+        ("insert", "new", "y = 1", {"index": 1001})
+    ]
+
+
+def test_one_move_in_a_big_notebook_is_one_move_with_its_neighbours() -> None:
+    before = _order(2000)
+    after = list(before)
+    after.insert(1500, after.pop(1000))
+    found = diff(Snapshot(before, {}), Snapshot(after, {}))
+    assert [(c.kind, c.cell_id) for c in found] == [("move", "c01000")]
+    assert found[0].undo == {"index": 1000, "neighbours": ["c00999", "c01001"]}
+    assert (found[0].before, found[0].after) == ("at index 1000", "at index 1500")
+
+
+def test_a_deleted_cell_read_before_comes_back_where_it_was() -> None:
+    before = _order(2000)
+    after = before[:700] + before[701:]
+    found = diff(Snapshot(before, {"c00700": _cell("c00700", "gone")}), Snapshot(after, {}))
+    assert [(c.kind, c.cell_id, c.undo["index"], c.undo["neighbours"]) for c in found] == [
+        ("delete", "c00700", 700, ["c00699", "c00701"])
+    ]
+
+
+def test_an_unchanged_order_with_an_edited_cell_is_one_update() -> None:
+    before = _order(2000)
+    found = diff(
+        Snapshot(before, {"c00042": _cell("c00042", "a")}),
+        Snapshot(list(before), {"c00042": _cell("c00042", "b")}),
+    )
+    assert [(c.kind, c.cell_id, c.before, c.after) for c in found] == [("update", "c00042", "a", "b")]
+
+
+def test_many_changes_at_once_are_each_found() -> None:
+    """Inserts, deletes and moves together, many of them (the paths for more than a few ids)."""
+    rng = random.Random(21)
+    before = _order(600)
+    after = [cid for cid in before if rng.random() > 0.2]  # about 120 deleted
+    block = after[100:300]
+    after = after[:100] + block[::-1] + after[300:]  # a reversed run: moves
+    new = [f"n{i}" for i in range(100)]
+    for cid in new:
+        after.insert(rng.randrange(len(after) + 1), cid)
+    read_before = {cid: _cell(cid) for cid in before}
+    found = diff(Snapshot(before, read_before), Snapshot(after, {cid: _cell(cid) for cid in new}))
+    kinds = {c.kind for c in found}
+    assert kinds == {"insert", "delete", "move"}
+    assert {c.cell_id for c in found if c.kind == "insert"} == set(new)
+    assert {c.cell_id for c in found if c.kind == "delete"} == set(before) - set(after)
+    for c in found:
+        if c.kind == "insert":
+            assert after[c.undo["index"]] == c.cell_id
+        elif c.kind in ("delete", "move"):
+            assert before[c.undo["index"]] == c.cell_id
+    # A reversed run of 200 keeps one cell in place at most: the rest are moves.
+    assert len([c for c in found if c.kind == "move"]) >= 190
