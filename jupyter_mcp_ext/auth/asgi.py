@@ -13,26 +13,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from tornado import web
 
+from ..asgi_scope import http_scope
+
 Message = MutableMapping[str, Any]
 
 
 async def serve(handler: web.RequestHandler, endpoint: Callable[[Request], Awaitable[Response]]) -> None:
     request = handler.request
-    host, _, port = request.host.partition(":")
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": request.method,
-        "scheme": request.protocol,
-        "path": request.path,
-        "raw_path": request.path.encode("latin-1"),
-        "query_string": request.query.encode("latin-1"),
-        "root_path": "",
-        "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.get_all()],
-        "client": (request.remote_ip, 0),
-        "server": (host, int(port) if port.isdigit() else None),
-    }
+    scope = http_scope(request)
     sent = False
 
     async def receive() -> Message:

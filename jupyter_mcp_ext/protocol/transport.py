@@ -25,6 +25,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
+from ..asgi_scope import http_scope
 from ..people.agents import AgentDirectory
 from .events import MemoryEventStore, session_scope
 from .responses import answer_as, wants_stream
@@ -312,26 +313,7 @@ class _Exchange:
         self._done = False
 
     def scope(self, extra: dict[str, Any]) -> dict[str, Any]:
-        request = self.handler.request
-        host, _, port = request.host.partition(":")
-        return {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": request.version.removeprefix("HTTP/"),
-            "method": request.method,
-            "scheme": request.protocol,
-            "path": request.path,
-            "raw_path": request.path.encode("latin-1"),
-            "query_string": request.query.encode("latin-1"),
-            "root_path": "",
-            "headers": [
-                (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.get_all()
-            ],
-            "client": (request.remote_ip, 0),
-            "server": (host, int(port) if port.isdigit() else None),
-            "state": {},
-            **extra,
-        }
+        return http_scope(self.handler.request, **extra)
 
     def client_gone(self) -> None:
         self._gone.set()
