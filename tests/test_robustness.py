@@ -129,6 +129,21 @@ async def test_listings_never_follow_links_out_of_the_root_or_round_in_circles(
         assert "inside/nb.ipynb" in resources and not any("secret" in r for r in resources)
 
 
+async def test_notebook_listings_leave_out_notebooks_no_tool_would_open(
+    server_url, jp_auth_header, make_notebook
+):
+    """A notebook whose name is on the deny-list is never offered: reading it is refused anyway."""
+    make_notebook("aws_credentials.ipynb")
+    make_notebook("jpserver-1234.ipynb")
+    make_notebook("work.ipynb")
+    async with connect(server_url, jp_auth_header) as agent:
+        assert "denied_files" in await fails(agent, "get_notebook", path="aws_credentials.ipynb")
+        notebooks = [n["path"] for n in (await ok(agent, "list_notebooks"))["notebooks"]]
+        assert notebooks == ["work.ipynb"]
+        resources = [r.name for r in (await agent.list_resources()).resources]
+        assert "work.ipynb" in resources and not any("credentials" in r or "jpserver" in r for r in resources)
+
+
 class ReadOnly(Authorizer):
     def is_authorized(self, handler, user, action, resource) -> bool:
         return action == "read"

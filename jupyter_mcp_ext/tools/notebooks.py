@@ -48,8 +48,8 @@ async def list_notebooks(ctx: ToolContext, args: ListNotebooks) -> ToolResult:
     truncated = False
     try:
         async for entry in walk(services.contents, folder, recursive=args.recursive):
-            if entry["type"] != "notebook":
-                continue
+            if entry["type"] != "notebook" or services.documents.denied.matches(entry["path"]):
+                continue  # a denied name is not offered: every tool would refuse it
             if len(found) >= MAX_LISTED:
                 truncated = True
                 break

@@ -155,7 +155,7 @@ class NotebookResources:
             async for entry in walk(contents, ""):
                 if len(found) > MAX_LISTED:
                     break
-                if entry["type"] == "notebook":
+                if entry["type"] == "notebook" and not self.services.documents.denied.matches(entry["path"]):
                     found.append(
                         types.Resource(
                             uri=notebook_uri(entry["path"]),
