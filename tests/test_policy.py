@@ -132,6 +132,24 @@ async def test_ask_a_denied_call_does_nothing(server_url, jp_auth_header, make_n
     assert [e["outcome"] for e in await panel.journal()] == ["denied", "denied"]
 
 
+async def test_ask_clearing_outputs_waits_for_a_person_since_outputs_cannot_be_taken_back(
+    make_notebook, panel, person_and_agent
+):
+    path = make_notebook("outs.ipynb")
+    async with person_and_agent(path) as (person, agent):
+        (cell_id,) = (await ok(agent, "insert_cells", path=path, cells=[{"source": "print('result')"}]))[
+            "cell_ids"
+        ]
+        await ok(agent, "execute_cells", path=path, cell_ids=[cell_id])
+        await panel.post("policy", {"mode": "ask"})
+        call = asyncio.create_task(agent.call_tool("clear_outputs", {"path": path, "cell_ids": [cell_id]}))
+        approval = await waiting(panel)
+        assert approval["tool"] == "clear_outputs" and approval["kind"] == "delete"
+        await panel.post(f"approvals/{approval['id']}", {"decision": "deny"})
+        assert (await call).is_error
+        assert len(person.notebook.ycells[0]["outputs"]) == 1  # the person's result is still there
+
+
 async def test_ask_a_call_no_one_answers_reports_progress_then_gives_up(
     server_url, jp_auth_header, make_notebook, panel
 ):

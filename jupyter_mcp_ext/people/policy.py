@@ -25,7 +25,7 @@ MODES = ("full", "ask", "read-only", "off")
 # these are the exceptions, named here so the tools themselves stay unaware of the policy.
 READS = frozenset({"get_execution", "inspect_variables"})  # execute permission, but change nothing
 RUNS = frozenset({"restart_kernel"})  # lose the kernel's state: a person should agree
-DELETES = frozenset({"delete_cells", "delete_path"})
+DELETES = frozenset({"delete_cells", "delete_path", "clear_outputs"})  # outputs cannot be taken back
 FILE_WRITES = frozenset({"write_file", "edit_file", "rename_path"})
 GATED = ("run", "delete", "write")  # what "ask" waits for a person on
 
