@@ -17,7 +17,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
 from ..errors import ToolError
-from . import activity, values
+from . import activity, applied, values
 from .merge import Edit, edits
 from .splices import apply_edits, splice
 from .values import check_source_size
@@ -262,6 +262,7 @@ def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
             if cell["cell_type"] == "code":
                 cell.update(outputs=[], execution_count=None)
             doc.ycells.insert(at + offset, doc.create_ycell(cell))
+            applied.inserted(cell_id, cell["source"])
             new_ids.append(cell_id)
         mark_dirty(doc)
     _remember(doc, before[:at] + new_ids + before[at:])

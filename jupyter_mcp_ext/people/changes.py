@@ -87,12 +87,20 @@ def snapshot(doc: Any, only: set[str] | None = None, *, whole: bool = False) -> 
     return Snapshot(order, cells)
 
 
-def diff(before: Snapshot, after: Snapshot, *, run: bool = False, ran: bool = False) -> list[Change]:
+def diff(
+    before: Snapshot,
+    after: Snapshot,
+    *,
+    run: bool = False,
+    ran: bool = False,
+    inserted: dict[str, str] | None = None,
+) -> list[Change]:
     """The changes that turn ``before`` into ``after``, each a thing a revert can undo on its own.
 
     ``run``: the call ran code, and may have waited long enough for people to edit meanwhile; only
     the cells it inserted and the outputs it produced are its changes; ``ran``: it succeeded, so every
-    code cell it named has run or is running, whether or not its outputs have changed yet.
+    code cell it named has run or is running, whether or not its outputs have changed yet;
+    ``inserted``: new cells' sources as the call inserted them (a person may have typed in one since).
     """
     # Set and list operations (in C) rather than a Python loop over every cell: a call touches a
     # few cells, and its cost should not grow with the notebook.
@@ -105,7 +113,8 @@ def diff(before: Snapshot, after: Snapshot, *, run: bool = False, ran: bool = Fa
     changes: list[Change] = []
     for j in _indices(after.order, [cid for cid in added if cid in after.cells]):
         cid = after.order[j]
-        changes.append(Change("insert", cid, None, after.cells[cid].source, {"index": j}))
+        source = (inserted or {}).get(cid, after.cells[cid].source)
+        changes.append(Change("insert", cid, None, source, {"index": j}))
     if not run:
         for i in _indices(before.order, [cid for cid in gone if cid in before.cells]):
             cell = before.cells[before.order[i]]  # an unread cell was not the call's to delete

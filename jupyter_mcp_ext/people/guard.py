@@ -93,7 +93,8 @@ class Guard:
             await recorder.before(args)
             call.on_open = recorder.opened
             try:
-                return await spec.run(call, args)
+                with recorder.recording():
+                    return await spec.run(call, args)
             except asyncio.CancelledError:
                 entry.outcome, entry.error = "error", "cancelled"
                 raise

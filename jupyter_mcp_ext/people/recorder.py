@@ -2,7 +2,10 @@
 
 Notebooks are snapshotted when the tool opens them (``ToolContext.on_open``) and when the call ends.
 A file named by the call's ``path`` is read before and after it when it is a text file, and a
-notebook about to be deleted is kept whole, so that a revert can write either back.
+notebook about to be deleted is kept whole, so that a revert can write either back. Where the call's
+own edit was noted as it was applied (``documents.applied``: a live text's before and after, a new
+cell's source), that is the entry: a person's typing that lands while the call awaits is not the
+agent's to undo.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
+from ..documents import applied as applied_edits
 from ..documents import cells as nb
 from ..documents.paths import api_path
 from ..errors import ToolError
@@ -47,6 +51,11 @@ class Recorder:
         self._notebook_changes: list[Change] | None = None
         self._named: str | None = None  # the path of a CELLS_ONLY call that opened nothing, normalised
         self._raw: str | None = None
+        self.applied = applied_edits.Applied()  # what the call's edits applied, noted as they did
+
+    def recording(self) -> contextlib.AbstractContextManager[applied_edits.Applied]:
+        """Around the tool's run: its edits note what they applied here."""
+        return applied_edits.recording(self.applied)
 
     def opened(self, path: str, doc: Any) -> None:
         """The tool opened a notebook: keep how it is before the tool changes it (the first open)."""
@@ -107,7 +116,13 @@ class Recorder:
             if self._only is not None:  # the cells named, and any the call added
                 now = nb.ids(doc)
                 only = self._only if now == before.order else self._only | (set(now) - set(before.order))
-            found += changes.diff(before, changes.snapshot(doc, only), run=self.run, ran=self.run and ok)
+            found += changes.diff(
+                before,
+                changes.snapshot(doc, only),
+                run=self.run,
+                ran=self.run and ok,
+                inserted=self.applied.inserted,
+            )
         return found
 
     async def _file_changes(self) -> list[Change]:
@@ -143,6 +158,9 @@ class Recorder:
                     )
                 ]
             return []
+        if path in self.applied.texts:  # a live text: its splices' own before and after
+            was, now = self.applied.texts[path]
+            return [Change("file", None, was, now, {"path": path})] if was != now else []
         after = await self._text(path)
         stamp = f.get("stamp")
         if stamp is not None:  # a file too large (or binary) to keep was there: never a creation
