@@ -201,3 +201,43 @@ async def _server_sees(agent, path: str, source: str, tries: int = 100) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"the server never saw {source!r}: {cells}")
+
+
+async def test_a_cell_changed_by_two_agents_says_so_and_each_agent_is_kept_on_its_own_from_the_keyboard(
+    server_url, jp_auth_header, token, make_notebook, panel, tmp_path
+):
+    path = make_notebook("two.ipynb", cells=["x = 1", "y = 1", "z = 1"])
+    codex = Implementation(name="codex", title="Codex", version="1")
+    async with (
+        lab_tab(server_url, token, path) as tab,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as claude,
+        connect(server_url, jp_auth_header, client_info=codex) as other,
+    ):
+        x, _, z = (c["id"] for c in (await ok(claude, "get_notebook", path=path))["cells"])
+        await ok(claude, "update_cell", path=path, cell_id=x, old_string="x = 1", new_string="x = 2")
+        await ok(other, "update_cell", path=path, cell_id=x, old_string="x = 2", new_string="x = 3")
+        await ok(other, "update_cell", path=path, cell_id=z, old_string="z = 1", new_string="z = 3")
+        await expect(mark(tab, 0)).to_contain_text("Claude Code and Codex changed this")
+        bar = tab.page.locator(BAR)
+        await expect(bar).to_contain_text("2 cells changed by Claude Code and Codex since ")
+        await expect(bar.get_by_role("group", name="Changes by Codex")).to_be_visible()
+        await screenshot(tab, tmp_path, "two-agents")
+
+        # Keep Codex's changes only: Claude Code's stays marked in the cell both changed.
+        await button(bar, "Keep the changes of Codex").click()
+        await expect(mark(tab, 0)).to_contain_text("Claude Code changed this")
+        await expect(mark(tab, 2)).to_have_count(0)
+        assert await states(panel, path) == ["pending", "kept", "kept"]
+
+        # From the keyboard: the next change (command mode, Alt+Down), then Keep from the palette.
+        await tab.cell(1).locator(".jp-InputPrompt").click()
+        await tab.page.keyboard.press("Escape")
+        await tab.page.keyboard.press("Alt+ArrowDown")
+        await expect(tab.cell(0)).to_have_class(re.compile("jp-mod-active"))
+        await tab.page.keyboard.press("Control+Shift+C")
+        palette = tab.page.locator(".lm-CommandPalette-input")
+        await palette.fill("Keep the Agent's Change in This Cell")
+        await tab.page.keyboard.press("Enter")
+        await expect(tab.page.locator(MARK)).to_have_count(0)
+        await expect(bar).to_be_hidden()
+        assert await states(panel, path) == ["kept", "kept", "kept"]

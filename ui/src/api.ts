@@ -162,9 +162,14 @@ export class McpApi {
       .entries;
   }
 
-  /** Keep what agents changed in one cell, or (no cell) every pending change on the notebook. */
+  /** Keep what agents changed in one cell (`cellId`), or every pending change on the notebook. */
   keep(path: string, cellId?: string): Promise<{ kept?: number[]; message?: string }> {
     return this._request('keep', cellId === undefined ? { path } : { path, cell_id: cellId }, [409]);
+  }
+
+  /** Keep these entries whole, all or (when one is settled already) none. */
+  keepEntries(ids: number[]): Promise<{ kept?: number[]; message?: string }> {
+    return this._request('keep', { entries: ids }, [409]);
   }
 
   /** Undo the pending agent changes in one cell; a 409 answers why nothing changed. */

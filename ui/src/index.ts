@@ -119,7 +119,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     for (const command of [CommandIDs.nextChange, CommandIDs.keep, CommandIDs.undo]) {
       palette?.addItem({ command, category: 'MCP' });
     }
-    app.commands.addKeyBinding({ command: CommandIDs.nextChange, keys: ['Alt ArrowDown'], selector: '.jp-Notebook.jp-mod-commandMode:not(.jp-mod-readWrite) :focus' });
+    app.commands.addKeyBinding({
+      command: CommandIDs.nextChange,
+      keys: ['Alt ArrowDown'],
+      selector: '.jp-Notebook.jp-mod-commandMode:not(.jp-mod-readWrite) :focus'
+    });
 
     const notified = new Map<string, string>();
     model.approvalRequested.connect((_, approval) =>
