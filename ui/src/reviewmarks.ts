@@ -14,6 +14,8 @@ import { visibleText } from './views/visible';
 
 const REVIEWED = 'jp-mcp-mod-reviewCell';
 const REVIEW = 'jp-mcp-ReviewMark';
+/** Agents' names and colours by session id, as their sessions said while alive. */
+const SEEN = new Map<string, { name: string; color: string }>();
 
 /** What waits for review in one cell: who changed it, how, since when. */
 interface ICellReview {
@@ -288,10 +290,14 @@ export class ReviewMarks {
   /** Who made a change, as the person knows it: the session's client title or name, and its colour. */
   private _agentOf(entry: IEntry): { name: string; color: string } {
     const session = this.model.agent(entry.agent);
-    return {
-      name: session ? agentName(session) : entry.client || entry.agent,
-      color: session?.color || 'var(--jp-brand-color1)'
-    };
+    if (session) {
+      // remembered for when it has gone: its marks keep the name and colour the person saw
+      if (SEEN.size > 1000) {
+        SEEN.clear();
+      }
+      SEEN.set(entry.agent, { name: agentName(session), color: session.color || 'var(--jp-brand-color1)' });
+    }
+    return SEEN.get(entry.agent) ?? { name: entry.client || entry.agent, color: 'var(--jp-brand-color1)' };
   }
 
   /** A call from a button: a failure is a message, not a throw; the marks follow the server's event. */
