@@ -26,6 +26,20 @@ pytestmark = pytest.mark.skipif(
 CLAUDE = Implementation(name="claude-code", title="Claude Code", version="2.0")
 MARK = ".jp-mcp-ReviewMark"
 BAR = ".jp-NotebookPanel .jp-mcp-ReviewBar"
+# Times (performance.now) when the first cell first shows the agent's text, and then its review mark.
+WATCH = """() => {
+  window.__seen = {};
+  const cell = () => document.querySelector('.jp-NotebookPanel .jp-Cell');
+  new MutationObserver(() => {
+    const now = performance.now();
+    if (!window.__seen.edit && cell().querySelector('.cm-content').textContent.includes('41')) {
+      window.__seen.edit = now;
+    }
+    if (!window.__seen.mark && cell().querySelector('.jp-mcp-ReviewMark')) {
+      window.__seen.mark = now;
+    }
+  }).observe(document.querySelector('.jp-NotebookPanel'), {subtree: true, childList: true, characterData: true});
+}"""
 
 
 @pytest.fixture
@@ -77,8 +91,14 @@ async def test_a_mark_appears_live_for_each_change_and_keep_removes_it_on_the_se
         await expect(tab.page.locator(MARK)).to_have_count(0)
         await expect(tab.page.locator(BAR)).to_be_hidden()
 
+        await tab.page.evaluate(WATCH)  # when the edit, and then its mark, reach the page
+        sent = await tab.page.evaluate("performance.now()")
         await ok(agent, "update_cell", path=path, cell_id=a, old_string="a = 1", new_string="a = 41")
         await expect(mark(tab, 0)).to_contain_text("Claude Code changed this · ")
+        seen = await tab.page.evaluate("window.__seen")
+        print(
+            f"edit on screen {seen['edit'] - sent:.0f} ms after the call, its mark {seen['mark'] - sent:.0f} ms"
+        )
         await expect(button(mark(tab, 0), "Undo the agent change in this cell")).to_be_visible()
         await expect(tab.cell(0)).to_have_class(re.compile("jp-mcp-mod-reviewCell"))
         await expect(mark(tab, 1)).to_have_count(0)  # the cell it did not touch has none
