@@ -89,6 +89,12 @@ export interface IEntry {
   reverted_by?: { user: string; name: string; at: string } | null;
   changes?: IChange[];
   note?: string | null;
+  /** A person's review of it (null when it changed nothing); `cells`: cell id (or "*") -> who kept it. */
+  review?: {
+    state: 'pending' | 'kept' | 'undone';
+    by: { user: string; name: string; at?: string } | null;
+    cells: { [cell: string]: { user: string; name: string; at?: string } };
+  } | null;
 }
 
 export interface IApproval {
@@ -148,6 +154,27 @@ export class McpApi {
 
   revertEntry(entry: number): Promise<IRevertResult> {
     return this._request('revert', { entry }, [409]);
+  }
+
+  /** The newest entries on one notebook (the server keeps at most 1,000 per answer). */
+  async journalOf(path: string, limit = 1000): Promise<IEntry[]> {
+    return (await this._request<{ entries: IEntry[] }>(`journal?limit=${limit}&path=${encodeURIComponent(path)}`))
+      .entries;
+  }
+
+  /** Keep what agents changed in one cell (`cellId`), or every pending change on the notebook. */
+  keep(path: string, cellId?: string): Promise<{ kept?: number[]; message?: string }> {
+    return this._request('keep', cellId === undefined ? { path } : { path, cell_id: cellId }, [409]);
+  }
+
+  /** Keep these entries whole, all or (when one is settled already) none. */
+  keepEntries(ids: number[]): Promise<{ kept?: number[]; message?: string }> {
+    return this._request('keep', { entries: ids }, [409]);
+  }
+
+  /** Undo the pending agent changes in one cell; a 409 answers why nothing changed. */
+  undoCell(path: string, cellId: string): Promise<Partial<IRevertResult> & { message?: string }> {
+    return this._request('revert', { path, cell_id: cellId }, [409]);
   }
 
   revertSince(agent: string, since: number): Promise<IRevertResult> {

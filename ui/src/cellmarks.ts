@@ -1,10 +1,13 @@
 /**
  * In the notebook: the cell an agent is editing or running shows the agent's name and colour, read
  * from the notebook's awareness (`mcp.cell_id` beside `user` in an agent's state, see
- * API-CONTRACT.md), so the person sees where it works without the panel open.
+ * API-CONTRACT.md), so the person sees where it works without the panel open; and what agents
+ * changed that nobody reviewed yet (`reviewmarks.ts`).
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
 
+import { McpModel } from './model';
+import { ReviewMarks } from './reviewmarks';
 import { visibleText } from './views/visible';
 
 /** What an agent's awareness state carries, as far as the marks need. */
@@ -23,8 +26,13 @@ interface IAwarenessLike {
 const MARKED = 'jp-mcp-mod-agentCell';
 const MARK = 'jp-mcp-CellMark';
 
-/** Keeps the agent marks of one notebook panel in step with its awareness, until it closes. */
-export function markAgentCells(panel: NotebookPanel): void {
+/** Keeps the agent marks of one notebook panel in step with its awareness and journal, until it closes. */
+export function markAgentCells(panel: NotebookPanel, model?: McpModel): void {
+  if (model) {
+    const marks = new ReviewMarks(panel, model);
+    REVIEWS.set(panel, marks);
+    panel.disposed.connect(() => marks.dispose());
+  }
   const awareness = panel.context.model.sharedModel.awareness as unknown as IAwarenessLike | undefined;
   if (!awareness) {
     return; // no collaboration: no presence to show
@@ -35,6 +43,13 @@ export function markAgentCells(panel: NotebookPanel): void {
   panel.disposed.connect(() => awareness.off('change', update));
   update();
 }
+
+/** The review marks of an open notebook (for the palette's commands). */
+export function reviewOf(panel: NotebookPanel | null | undefined): ReviewMarks | undefined {
+  return panel ? REVIEWS.get(panel) : undefined;
+}
+
+const REVIEWS = new WeakMap<NotebookPanel, ReviewMarks>();
 
 /** The agents working in each cell, by cell id. */
 function agentsByCell(awareness: IAwarenessLike): Map<string, { name: string; color: string; state: string }[]> {

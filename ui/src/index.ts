@@ -10,7 +10,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { IApproval, McpApi } from './api';
-import { markAgentCells } from './cellmarks';
+import { markAgentCells, reviewOf } from './cellmarks';
 import { robotIcon } from './icons';
 import { McpModel } from './model';
 import { McpPanel, PANEL_ID } from './panel';
@@ -21,6 +21,9 @@ import { visibleText } from './views/visible';
 namespace CommandIDs {
   export const open = 'jupyter-mcp-ext:open';
   export const stop = 'jupyter-mcp-ext:stop';
+  export const nextChange = 'jupyter-mcp-ext:next-change';
+  export const keep = 'jupyter-mcp-ext:keep-cell';
+  export const undo = 'jupyter-mcp-ext:undo-cell';
 }
 
 /** JupyterLab cuts a notification's message at this many characters (`@jupyterlab/apputils`). */
@@ -83,8 +86,44 @@ const plugin: JupyterFrontEndPlugin<void> = {
       });
     }
 
-    notebooks?.widgetAdded.connect((_, notebook) => markAgentCells(notebook));
-    notebooks?.forEach(notebook => markAgentCells(notebook));
+    notebooks?.widgetAdded.connect((_, notebook) => markAgentCells(notebook, model));
+    notebooks?.forEach(notebook => markAgentCells(notebook, model));
+
+    // Review from the keyboard: the active cell's agent change, and the next one waiting.
+    const activeCell = () => {
+      const marks = reviewOf(notebooks?.currentWidget);
+      const id = notebooks?.activeCell?.model.id;
+      return marks && id && marks.pending.has(id) ? { marks, id } : null;
+    };
+    app.commands.addCommand(CommandIDs.nextChange, {
+      label: 'Go to the Next Agent Change',
+      isEnabled: () => !!reviewOf(notebooks?.currentWidget)?.pending.size,
+      execute: () => reviewOf(notebooks?.currentWidget)?.next()
+    });
+    app.commands.addCommand(CommandIDs.keep, {
+      label: "Keep the Agent's Change in This Cell",
+      isEnabled: () => !!activeCell(),
+      execute: () => {
+        const at = activeCell();
+        return at?.marks.keep(at.id);
+      }
+    });
+    app.commands.addCommand(CommandIDs.undo, {
+      label: "Undo the Agent's Change in This Cell",
+      isEnabled: () => !!activeCell(),
+      execute: () => {
+        const at = activeCell();
+        return at?.marks.undo(at.id);
+      }
+    });
+    for (const command of [CommandIDs.nextChange, CommandIDs.keep, CommandIDs.undo]) {
+      palette?.addItem({ command, category: 'MCP' });
+    }
+    app.commands.addKeyBinding({
+      command: CommandIDs.nextChange,
+      keys: ['Alt ArrowDown'],
+      selector: '.jp-Notebook.jp-mod-commandMode:not(.jp-mod-readWrite) :focus'
+    });
 
     const notified = new Map<string, string>();
     model.approvalRequested.connect((_, approval) =>

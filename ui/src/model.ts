@@ -70,6 +70,11 @@ export class McpModel {
     return this._approvalSettled;
   }
 
+  /** Emitted when the server says the journal or its review changed (an edit, a Keep, an Undo, a checkpoint). */
+  get journalChanged(): ISignal<this, void> {
+    return this._journalChanged;
+  }
+
   /** Agents whose id the feed can name. */
   agent(id: string): IAgent | undefined {
     return this.sessions.find(a => a.id === id);
@@ -199,6 +204,9 @@ export class McpModel {
       return;
     }
     const kind = (event as { kind?: string }).kind;
+    if (kind === 'journal' || kind === 'checkpoint' || kind === 'stop') {
+      this._journalChanged.emit();
+    }
     if (kind === 'stop') {
       LISTS.filter(list => list !== 'policy').forEach(list => void this.refresh(list));
     } else if (kind === 'journal' || kind === 'session' || kind === 'policy' || kind === 'approval') {
@@ -286,5 +294,6 @@ export class McpModel {
   private _changed = new Signal<this, void>(this);
   private _approvalRequested = new Signal<this, IApproval>(this);
   private _approvalSettled = new Signal<this, string>(this);
+  private _journalChanged = new Signal<this, void>(this);
   private _fetching = new Map<ListKind, { again: boolean; done: Promise<void> }>();
 }

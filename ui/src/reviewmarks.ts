@@ -1,0 +1,332 @@
+/**
+ * The review marks of a notebook: a cell an agent changed that nobody kept or undid yet shows the
+ * agent's colour at its edge and "<agent> changed this · <when> · Undo · Keep"; a review bar over the
+ * notebook counts them, with Keep all / Undo all. The server's journal is the truth, shared by every
+ * person: it is refetched on each journal event, so marks follow agents and other people live.
+ */
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { BoxLayout, Widget } from '@lumino/widgets';
+
+import { IEntry } from './api';
+import { McpModel } from './model';
+import { agentName } from './views/format';
+import { visibleText } from './views/visible';
+
+const REVIEWED = 'jp-mcp-mod-reviewCell';
+const REVIEW = 'jp-mcp-ReviewMark';
+/** Agents' names and colours by session id, as their sessions said while alive. */
+const SEEN = new Map<string, { name: string; color: string }>();
+
+/** What waits for review in one cell: who changed it, how, since when. */
+interface ICellReview {
+  /** By name: two sessions of one client are one agent to the person. */
+  agents: Map<string, { name: string; color: string }>;
+  /** added (an insert), changed (an edit), ran (outputs only). */
+  how: 'added' | 'changed' | 'ran';
+  newest: string;
+}
+
+/** `14:02` in the person's time zone. */
+function hhmm(iso: string): string {
+  const date = new Date(iso);
+  const time = { hour: '2-digit', minute: '2-digit', hour12: false } as const;
+  return isNaN(date.getTime()) ? iso : date.toLocaleTimeString([], time);
+}
+
+function names(agents: Iterable<{ name: string }>): string {
+  const all = [...agents].map(a => visibleText(a.name));
+  return all.length > 1 ? `${all.slice(0, -1).join(', ')} and ${all[all.length - 1]}` : all[0] ?? 'an agent';
+}
+
+function button(label: string, aria: string, onClick: () => void): HTMLButtonElement {
+  const node = document.createElement('button');
+  node.className = 'jp-mcp-Button jp-mcp-ReviewButton';
+  node.type = 'button';
+  node.textContent = label;
+  node.setAttribute('aria-label', aria);
+  node.addEventListener('click', onClick);
+  return node;
+}
+
+/** The review marks of one notebook: each pending agent change in its cell, and the review bar on top. */
+export class ReviewMarks {
+  constructor(
+    readonly panel: NotebookPanel,
+    readonly model: McpModel
+  ) {
+    this.bar.addClass('jp-mcp-ReviewBar');
+    this.bar.node.setAttribute('role', 'region');
+    this.bar.node.setAttribute('aria-label', 'Agent changes to review');
+    this.bar.hide();
+    const layout = panel.layout as BoxLayout;
+    layout.insertWidget(1, this.bar); // under the notebook's toolbar
+    BoxLayout.setStretch(this.bar, 0);
+    model.journalChanged.connect(this.refresh, this);
+    model.changed.connect(this.render, this); // an agent's name and colour come with the sessions
+    panel.content.model?.cells.changed.connect(this.render, this);
+    void panel.context.ready.then(() => this.refresh());
+  }
+
+  /** The cells waiting for review, by cell id, in notebook order. */
+  pending = new Map<string, ICellReview>();
+
+  /** Refetch this notebook's journal (a burst of events folds into one more fetch). */
+  async refresh(): Promise<void> {
+    if (this._fetching) {
+      this._again = true;
+      return;
+    }
+    this._fetching = true;
+    try {
+      do {
+        this._again = false;
+        try {
+          this._entries = await this.model.api.journalOf(this.panel.context.path);
+        } catch {
+          // keep the last marks; the panel shows the server's errors
+        }
+      } while (this._again && !this.panel.isDisposed);
+    } finally {
+      this._fetching = false;
+    }
+    this.render();
+  }
+
+  async keep(cellId: string): Promise<void> {
+    const result = await this._call(() => this.model.api.keep(this.panel.context.path, cellId));
+    this._say(cellId, result?.kept ? null : result?.message ?? null);
+  }
+
+  async undo(cellId: string): Promise<void> {
+    const result = await this._call(() => this.model.api.undoCell(this.panel.context.path, cellId));
+    const conflict = result?.conflicts?.[0]?.reason;
+    const refused = conflict ?? (result && !result.reverted?.length ? result.message : null);
+    const some = result?.reverted?.length ? `Undid ${result.reverted.length}, not the rest: ` : 'Not undone: ';
+    this._say(cellId, refused ? `${some}${refused}` : null);
+  }
+
+  /** Keep every pending change on the notebook, or those of the agent so named. */
+  async keepAll(agent?: string): Promise<void> {
+    const { api } = this.model;
+    const ids = this._entries.filter(e => e.review?.state === 'pending' && this._agentOf(e).name === agent);
+    const result = await this._call(() =>
+      agent === undefined ? api.keep(this.panel.context.path) : api.keepEntries(ids.map(e => e.id))
+    );
+    this._sayBar(result?.kept ? null : result?.message ?? null);
+  }
+
+  /** Undo every pending change on the notebook (or one agent's), newest first, to the first refused. */
+  async undoAll(agent?: string): Promise<void> {
+    const todo = this._entries.filter(
+      e => e.review?.state === 'pending' && e.revertible && (agent === undefined || this._agentOf(e).name === agent)
+    );
+    let undone = 0;
+    let refused: string | null = null;
+    for (const entry of todo) {
+      const result = await this._call(() => this.model.api.revertEntry(entry.id));
+      if (!result?.reverted?.length) {
+        refused = result?.conflicts?.[0]?.reason ?? 'the server refused it';
+        break;
+      }
+      undone += 1;
+    }
+    this._sayBar(refused ? `Undid ${undone}; stopped at a change it cannot undo: ${refused}` : null);
+    await this.refresh();
+  }
+
+  /** Make the next cell waiting for review (after the active one) active, and show it. */
+  async next(): Promise<void> {
+    const cells = this.panel.content.widgets;
+    const start = this.panel.content.activeCellIndex;
+    for (let step = 1; step <= cells.length; step++) {
+      const index = (start + step) % cells.length;
+      if (this.pending.has(cells[index].model.id)) {
+        this.panel.content.activeCellIndex = index;
+        await this.panel.content.scrollToCell(cells[index], 'center');
+        return;
+      }
+    }
+  }
+
+  dispose(): void {
+    this.model.journalChanged.disconnect(this.refresh, this);
+    this.model.changed.disconnect(this.render, this);
+  }
+
+  render(): void {
+    if (this.panel.isDisposed) {
+      return;
+    }
+    this.pending = this._pendingByCell();
+    for (const cell of this.panel.content.widgets) {
+      const id = cell.model.id;
+      const review = this.pending.get(id);
+      const old = cell.node.querySelector(`:scope > .${REVIEW}`);
+      const message = this._messages.get(id);
+      const key = review ? JSON.stringify([[...review.agents.values()], review.how, review.newest, message]) : '';
+      if ((old as HTMLElement | null)?.dataset.key === key && !!old === !!review) {
+        continue; // unchanged: keep the node (and a button's focus)
+      }
+      old?.remove();
+      cell.toggleClass(REVIEWED, !!review);
+      if (!review) {
+        cell.node.style.removeProperty('--jp-mcp-review-color');
+        this._messages.delete(id);
+        continue;
+      }
+      cell.node.style.setProperty('--jp-mcp-review-color', [...review.agents.values()][0].color);
+      // Under the cell's source, over its outputs: an agent's cursor label sits above its caret's line.
+      const input = cell.node.querySelector(':scope > .jp-Cell-inputWrapper');
+      cell.node.insertBefore(this._cellMark(id, review, key), input?.nextSibling ?? null);
+    }
+    this._renderBar();
+  }
+
+  private _cellMark(id: string, review: ICellReview, key: string): HTMLElement {
+    const mark = document.createElement('div');
+    mark.className = REVIEW;
+    mark.dataset.key = key;
+    mark.dataset.how = review.how;
+    mark.setAttribute('role', 'group');
+    const who = names(review.agents.values());
+    mark.setAttribute('aria-label', `Agent change to review: ${who} ${review.how} this`);
+    const text = document.createElement('span');
+    text.className = 'jp-mcp-ReviewText';
+    text.textContent = review.how === 'changed' ? `${who} changed this` : `${review.how} by ${who}`;
+    const when = document.createElement('span');
+    when.textContent = ` · ${hhmm(review.newest)} · `;
+    mark.append(text, when);
+    if (review.how !== 'ran') {
+      mark.append(button('Undo', 'Undo the agent change in this cell', () => void this.undo(id)), ' · ');
+    }
+    mark.append(button('Keep', 'Keep the agent change in this cell', () => void this.keep(id)));
+    const message = this._messages.get(id);
+    if (message) {
+      const alert = document.createElement('span');
+      alert.className = 'jp-mcp-ReviewRefused';
+      alert.setAttribute('role', 'alert');
+      alert.textContent = message;
+      mark.append(alert);
+    }
+    return mark;
+  }
+
+  private _renderBar(): void {
+    const pending = this._entries.filter(e => e.review?.state === 'pending');
+    const agents = new Set<string>(); // the agents of the changes the marks show, by name
+    this.pending.forEach(review => review.agents.forEach(agent => agents.add(agent.name)));
+    const since = pending.map(e => e.time).sort()[0];
+    const key = JSON.stringify([this.pending.size, [...agents], since, this._barMessage]);
+    if (this.bar.node.dataset.key === key) {
+      return; // unchanged: keep the buttons (and their focus)
+    }
+    const node = this.bar.node;
+    node.dataset.key = key;
+    node.textContent = '';
+    this.bar.setHidden(this.pending.size === 0 && !this._barMessage);
+    const count = document.createElement('span');
+    count.className = 'jp-mcp-ReviewCount';
+    const cells = this.pending.size === 1 ? '1 cell' : `${this.pending.size} cells`;
+    const who = names([...agents].map(name => ({ name })));
+    count.textContent = this.pending.size ? `${cells} changed by ${who} since ${hhmm(since ?? '')}` : '';
+    node.append(count);
+    if (this.pending.size) {
+      node.append(
+        button('Keep all', 'Keep all agent changes in this notebook', () => void this.keepAll()),
+        button('Undo all', 'Undo all agent changes in this notebook', () => void this.undoAll())
+      );
+    }
+    if (agents.size > 1) {
+      agents.forEach(name => {
+        const group = document.createElement('span');
+        group.className = 'jp-mcp-ReviewAgent';
+        group.setAttribute('role', 'group');
+        group.setAttribute('aria-label', `Changes by ${visibleText(name)}`);
+        group.append(
+          `${visibleText(name)}: `,
+          button('Keep', `Keep the changes of ${visibleText(name)}`, () => void this.keepAll(name)),
+          button('Undo', `Undo the changes of ${visibleText(name)}`, () => void this.undoAll(name))
+        );
+        node.append(group);
+      });
+    }
+    if (this._barMessage) {
+      const alert = document.createElement('span');
+      alert.className = 'jp-mcp-ReviewRefused';
+      alert.setAttribute('role', 'alert');
+      alert.textContent = this._barMessage;
+      node.append(alert);
+    }
+  }
+
+  /** Every cell with a change no person kept or undid yet. */
+  private _pendingByCell(): Map<string, ICellReview> {
+    const cells = new Map<string, ICellReview>();
+    for (const entry of [...this._entries].reverse()) {
+      // oldest first: agents are named in the order they changed the cell
+      const review = entry.review;
+      if (review?.state !== 'pending') {
+        continue;
+      }
+      const agent = this._agentOf(entry);
+      for (const change of entry.changes ?? []) {
+        const id = change.cell_id;
+        if (!id || change.kind === 'delete' || change.kind === 'file' || review.cells[id] || review.cells['*']) {
+          continue;
+        }
+        const cell = cells.get(id) ?? { agents: new Map(), how: 'ran', newest: entry.time };
+        cell.agents.set(agent.name, cell.agents.get(agent.name) ?? agent);
+        const how = change.kind === 'insert' ? 'added' : change.kind === 'outputs' ? 'ran' : 'changed';
+        if (how === 'added' || (how === 'changed' && cell.how === 'ran')) {
+          cell.how = how;
+        }
+        cell.newest = entry.time;
+        cells.set(id, cell);
+      }
+    }
+    return cells;
+  }
+
+  /** Who made a change, as the person knows it: the session's client title or name, and its colour. */
+  private _agentOf(entry: IEntry): { name: string; color: string } {
+    const session = this.model.agent(entry.agent);
+    if (session) {
+      // remembered for when it has gone: its marks keep the name and colour the person saw
+      if (SEEN.size > 1000) {
+        SEEN.clear();
+      }
+      SEEN.set(entry.agent, { name: agentName(session), color: session.color || 'var(--jp-brand-color1)' });
+    }
+    return SEEN.get(entry.agent) ?? { name: entry.client || entry.agent, color: 'var(--jp-brand-color1)' };
+  }
+
+  /** A call from a button: a failure is a message, not a throw; the marks follow the server's event. */
+  private async _call<T>(call: () => Promise<T>): Promise<(T & { message?: string }) | null> {
+    try {
+      return (await call()) as T & { message?: string };
+    } catch (error) {
+      return { message: error instanceof Error ? error.message : String(error) } as T & { message?: string };
+    }
+  }
+
+  private _say(cellId: string, message: string | null): void {
+    if (message) {
+      this._messages.set(cellId, message);
+    } else {
+      this._messages.delete(cellId);
+    }
+    void this.refresh();
+  }
+
+  private _sayBar(message: string | null): void {
+    this._barMessage = message;
+    void this.refresh();
+  }
+
+  readonly bar = new Widget();
+  private _entries: IEntry[] = [];
+  private _messages = new Map<string, string>();
+  private _barMessage: string | null = null;
+  private _fetching = false;
+  private _again = false;
+}
