@@ -37,7 +37,8 @@ from jupyterhub.singleuser.extension import JupyterHubUser
 
 from ..mcp_client import RAW_HEADERS, RAW_INITIALIZE
 
-pytestmark = pytest.mark.timeout(300)
+# One worker runs the whole module under pytest-xdist: one Hub (half a minute to start) for its tests.
+pytestmark = [pytest.mark.timeout(300), pytest.mark.xdist_group("hub")]
 
 ACCESS = "access:servers!server=alice/"
 READ, WRITE, EXECUTE = (
