@@ -30,10 +30,6 @@ if importlib.util.find_spec("kernel_gateway") is None:
 
 from jupyter_server.gateway.gateway_client import GatewayClient
 
-# One worker runs the whole module under pytest-xdist: one gateway for its tests, and the log test
-# reads the log of the gateway those tests used (in that worker's own base temp).
-pytestmark = pytest.mark.xdist_group("gateway")
-
 
 def _free_port() -> int:
     with socket.socket() as sock:

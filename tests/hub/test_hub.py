@@ -37,8 +37,7 @@ from jupyterhub.singleuser.extension import JupyterHubUser
 
 from ..mcp_client import RAW_HEADERS, RAW_INITIALIZE
 
-# One worker runs the whole module under pytest-xdist: one Hub (half a minute to start) for its tests.
-pytestmark = [pytest.mark.timeout(300), pytest.mark.xdist_group("hub")]
+pytestmark = pytest.mark.timeout(300)
 
 ACCESS = "access:servers!server=alice/"
 READ, WRITE, EXECUTE = (
