@@ -22,6 +22,7 @@ from traitlets.config import Config
 
 from .mcp_client import connect
 from .panel import PanelAPI
+from .reliability.figures import FIGURES, LINES
 from .yclient import YPeer
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -197,3 +198,36 @@ def person_and_agent(
             yield person, agent
 
     return pair
+
+
+# -- the reliability suite's figures, printed once at the end, from every xdist worker -----------
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)  # set in an xdist worker only
+    if output is not None:
+        output["reliability figures"] = (dict(FIGURES), list(LINES))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the xdist controller: add a worker's figures (counts add up, worst values are the worst)."""
+    figures, lines = getattr(node, "workeroutput", {}).get("reliability figures", ({}, []))
+    for name, value in figures.items():
+        FIGURES[name] = (
+            value + FIGURES.get(name, 0) if isinstance(value, int) else max(FIGURES.get(name, 0.0), value)
+        )
+    LINES.extend(lines)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not FIGURES and not LINES:
+        return
+    terminalreporter.section("reliability figures")
+    for name in sorted(FIGURES):
+        value = FIGURES[name]
+        terminalreporter.write_line(
+            f"{name}: {value:.3f}" if isinstance(value, float) else f"{name}: {value}"
+        )
+    for line in LINES:
+        terminalreporter.write_line(line)

@@ -18,9 +18,16 @@ async def start_sleeper(agent: Client, path: str, seconds: int = 30, timeout: fl
 
 
 async def idle_cell(person: YPeer, cell_id: str) -> Any:
-    """The person's copy of the cell, once its run has ended there."""
+    """The person's copy of the cell, once its run's end has reached them.
+
+    Call it once the run has ended on the server (its call or ``get_execution`` said so). Waiting for
+    "idle" alone is not enough: a new code cell is "idle" from its creation, before the run's first
+    write, so a person still behind would pass with no outputs. ``flush`` returns once the person has
+    everything the server had when it answered, the run's last write included.
+    """
+    await person.flush(timeout=60)
     (cell,) = [c for c in person.notebook.ycells if c["id"] == cell_id]
-    await person.wait_for(lambda nb: cell.get("execution_state") == "idle")
+    assert cell.get("execution_state") == "idle", cell.get("execution_state")
     return cell
 
 

@@ -13,6 +13,7 @@ import pytest
 from traitlets.config import Config
 
 from .mcp_client import connect, ok, text
+from .runs import idle_cell
 from .yclient import YPeer
 
 
@@ -42,8 +43,7 @@ async def test_a_100mb_print_flood_keeps_server_memory_bounded(server_url, jp_au
         assert data["truncated"].get("chars_cut", 0) > 0, (data["truncated"], text(result)[-500:])
         assert "characters of output cut" in text(result)
         # The cell itself says its output was cut, as JupyterLab's own output limit does.
-        cell = next(c for c in person.notebook.ycells if c["id"] == data["cell_id"])
-        await person.wait_for(lambda nb: cell.get("execution_state") == "idle")
+        cell = await idle_cell(person, data["cell_id"])
         notes = [str(o["text"]) for o in cell["outputs"] if o.get("name") == "stderr"]
         assert notes and "Output limit reached" in notes[-1]
         assert len(text(result).encode()) < 70_000
@@ -144,9 +144,17 @@ class TestIdleKernels:
     ):
         path = make_notebook("idle.ipynb")
         async with connect(server_url, jp_auth_header) as agent:
-            await ok(agent, "execute_code", path=path, code="1")
+            # Listed while it runs (a busy kernel is never idle, however slow the machine is between
+            # calls), then shut down once it is idle.
+            sleeper = await ok(
+                agent, "execute_code", path=path, code="import time\ntime.sleep(60)", timeout=0.5
+            )
+            assert sleeper["status"] == "running"
             assert len((await ok(agent, "list_kernels"))["kernels"]) == 1
-            with anyio.fail_after(15):
+            await ok(agent, "interrupt_kernel", path=path)
+            stopped = await ok(agent, "get_execution", execution_id=sleeper["execution_id"], wait=30)
+            assert stopped["status"] == "interrupted"
+            with anyio.fail_after(60):
                 while (await ok(agent, "list_kernels"))["kernels"]:
                     await anyio.sleep(0.3)
             # The next run starts a fresh kernel for the notebook.

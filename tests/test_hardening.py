@@ -93,20 +93,23 @@ async def test_a_catastrophic_regex_neither_freezes_the_server_nor_hangs_the_cal
         await ok(agent, "get_notebook", path=path)  # the room is open: only the search is timed
         for pattern in [r"(=+)+$", r"(=|==)+$"]:
             started = time.monotonic()
-            search = asyncio.create_task(
-                call(agent, "search_notebook", path=path, pattern=pattern, regex=True)
+            async with loop_watchdog() as lags:
+                search = asyncio.create_task(
+                    call(agent, "search_notebook", path=path, pattern=pattern, regex=True)
+                )
+                await anyio.sleep(0.2)  # the search is under way
+                for _ in range(3):
+                    answer = await rest.get(f"{server_url}api/contents")
+                    assert answer.status_code == 200
+                result = await asyncio.wait_for(search, 60)
+            took = time.monotonic() - started
+            print(
+                f"search {pattern}: {took:.2f} s, worst loop lag {max(lags) * 1000:.0f} ms, error={result.is_error}"
             )
-            await anyio.sleep(0.2)  # the search is under way
-            for _ in range(3):
-                asked = time.monotonic()
-                answer = await rest.get(f"{server_url}api/contents")
-                assert answer.status_code == 200
-                took = time.monotonic() - asked
-                print(f"GET /api/contents during {pattern}: {took * 1000:.0f} ms")
-                assert took < 0.5, "the server stalled while a regex ran"
-            result = await asyncio.wait_for(search, 10)
-            print(f"search {pattern}: {time.monotonic() - started:.2f} s, error={result.is_error}")
-            assert time.monotonic() - started < 5
+            # Matching on the loop would stall it for the whole search (CPU-bound); the loop's lags
+            # are its CPU time, which a busy machine does not inflate as it does the search's.
+            assert max(lags) < took / 5, "the server stalled while a regex ran"
+            assert took < 30  # ended by the search's deadline (SEARCH_SECONDS), not run to the end
             if result.is_error:
                 assert "too long" in text(result) and "regex=false" in text(result)
             else:

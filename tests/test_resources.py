@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -154,8 +155,19 @@ def huge_notebook() -> nbformat.NotebookNode:
     )
 
 
+def stall_of(read: Callable[[Any], Any], arg: Any) -> float:
+    """The loop's stall if ``read`` ran on it in one go: its CPU time on this thread (the least of
+    three, as a collection or a busy machine only adds to it)."""
+    stalls = []
+    for _ in range(3):
+        began = time.thread_time()
+        read(arg)
+        stalls.append(time.thread_time() - began)
+    return min(stalls)
+
+
 async def test_reading_a_huge_notebook_is_bounded_says_what_was_cut_and_keeps_the_server_responsive(
-    server_url, jp_auth_header, jp_root_dir
+    server_url, jp_auth_header, jp_root_dir, ydoc_extension
 ):
     original = huge_notebook()
     (jp_root_dir / "huge.ipynb").write_text(nbformat.writes(original))
@@ -163,10 +175,23 @@ async def test_reading_a_huge_notebook_is_bounded_says_what_was_cut_and_keeps_th
         for where in ("on disk", "open in a room"):
             if where == "open in a room":
                 await ok(agent, "read_cells", path="huge.ipynb", start=0, end=1)
+                doc = await ydoc_extension.get_document(
+                    path="huge.ipynb", content_type="notebook", file_format="json", copy=False
+                )
+                whole = stall_of(lambda d: json.dumps(d.get()), doc)
+            else:
+                file = jp_root_dir / "huge.ipynb"
+                whole = stall_of(lambda f: json.dumps(nbformat.reads(f.read_text(), as_version=4)), file)
             async with loop_watchdog() as lags:
                 text = (await agent.read_resource(notebook_uri("huge.ipynb"))).contents[0].text
             assert len(text.encode()) <= 64_000, (where, len(text.encode()))
-            assert max(lags) < 0.1, f"{where}: the read stalled the server {max(lags) * 1000:.0f} ms"
+            # No stall of the server's loop comes near what reading the notebook in one go on it
+            # takes (both are CPU time on this machine, so a loaded machine scales both alike). On
+            # disk the floor is jupyter_server's own read of the file, about a sixth of it.
+            assert max(lags) < whole / 3, (
+                f"{where}: the read stalled the server {max(lags) * 1000:.0f} ms, "
+                f"reading it in one go takes {whole * 1000:.0f} ms"
+            )
             notebook = nbformat.reads(text, as_version=4)
             nbformat.validate(notebook)  # still a notebook a client can load
             cells = notebook.cells
@@ -183,6 +208,42 @@ async def test_reading_a_huge_notebook_is_bounded_says_what_was_cut_and_keeps_th
             assert "image/png" not in image.data and "image/png" in image.data["text/plain"]
             assert error.ename == "E" and "cut" in error.traceback[0]
             assert cells[4].source.startswith("s = 'aaa") and "characters of source cut" in cells[4].source
+
+
+async def test_a_cell_read_over_several_slices_is_read_again_if_it_changed_meanwhile() -> None:
+    """A cell of thousands of outputs is read over several slices; outputs inserted during a pause
+    must not shift the rest under the read (an output given twice, or one skipped)."""
+    from jupyter_ydoc import YNotebook
+    from pycrdt import Map, Text
+
+    from jupyter_mcp_ext.tools.notebook_json import notebook_json
+
+    doc = YNotebook()
+    doc.set(nbformat.v4.new_notebook(cells=[huge_notebook().cells[5]]))
+    youtputs = doc.ycells[0]["outputs"]
+    inserted = 0
+
+    async def person_runs_more() -> None:
+        nonlocal inserted
+        while True:
+            await asyncio.sleep(0)
+            youtputs.insert(
+                0, Map({"output_type": "stream", "name": "stdout", "text": Text(f"new {inserted}\n")})
+            )
+            inserted += 1
+
+    churn = asyncio.create_task(person_runs_more())
+    try:
+        text = await notebook_json(doc, None, 64_000)
+    finally:
+        churn.cancel()
+    assert inserted > 1  # the read paused, and the cell changed meanwhile
+    texts = [
+        o["text"] for o in json.loads(text)["cells"][0]["outputs"] if "[…" not in o["text"]
+    ]  # not cut ones
+    new = [t for t in texts if t.startswith("new")]
+    assert new == [f"new {n}\n" for n in reversed(range(len(new)))]
+    assert texts[len(new) :] == [f"tick {n}\n" for n in range(len(texts) - len(new))]
 
 
 async def test_a_notebook_of_thousands_of_cells_is_read_in_part_with_where_to_go_on(

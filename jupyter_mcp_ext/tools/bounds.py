@@ -5,7 +5,8 @@ first lines), and say how to get the rest. ``bound_result`` is the last guard, a
 result in one place: neither its content (text and images) nor its ``structuredContent`` may be
 over the limit, whatever a tool missed. What it cuts it says, in the text and in a ``cut`` field.
 ``in_slices`` reads a notebook cell by cell in slices of a few milliseconds, giving the event loop
-(every tab, kernel message and save of the person's server) its turn in between.
+(every tab, kernel message and save of the person's server) its turn in between; a read of one large
+cell may go on over several slices (``slice_over``, ``Unfinished``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from jupyter_ydoc import YNotebook
@@ -57,6 +59,19 @@ def bound_result(result: ToolResult, limit: int) -> ToolResult:
     return ToolResult(f"{text}\n{note}", data, images)
 
 
+_slice_end: ContextVar[float] = ContextVar("slice_end", default=float("inf"))
+
+
+class Unfinished(Exception):
+    """Raised by an ``in_slices`` read that spent the slice: it is called again for the same cell
+    after a pause, and goes on from where it was if it kept its progress."""
+
+
+def slice_over() -> bool:
+    """Whether the current ``in_slices`` slice is spent (never, outside one or in its last try)."""
+    return time.perf_counter() > _slice_end.get()
+
+
 async def in_slices(doc: YNotebook, read: Callable[[int], T]) -> list[T]:
     """``read(i)`` for every cell index, in slices of ``SLICE_SECONDS`` (one transaction each);
     between slices the loop runs other work. If cells were inserted, deleted or moved meanwhile,
@@ -65,12 +80,16 @@ async def in_slices(doc: YNotebook, read: Callable[[int], T]) -> list[T]:
         order = nb.ids(doc)
         rows: list[T] = []
         while len(rows) < len(order):
-            began = time.perf_counter()
-            with doc.ydoc.transaction():
-                while len(rows) < len(order) and (
-                    attempt == 3 or time.perf_counter() - began < SLICE_SECONDS
-                ):
-                    rows.append(read(len(rows)))
+            token = _slice_end.set(float("inf") if attempt == 3 else time.perf_counter() + SLICE_SECONDS)
+            try:
+                with doc.ydoc.transaction():
+                    while len(rows) < len(order) and not slice_over():
+                        try:
+                            rows.append(read(len(rows)))
+                        except Unfinished:
+                            break
+            finally:
+                _slice_end.reset(token)
             if len(rows) < len(order):
                 await asyncio.sleep(0)
                 if nb.ids(doc) != order:

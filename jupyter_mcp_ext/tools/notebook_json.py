@@ -5,15 +5,15 @@ of cells) stays valid nbformat with its shape: every cell given keeps its id, ty
 sources and outputs share the bytes, small ones whole and only the largest cut, each cut saying how
 much went and how to read the rest (``read_cells`` with the cell's id); cells past what even that
 allows are left out. The notebook's metadata then starts with ``jupyter_mcp_ext.cut``, saying what
-was cut. Cells are read one slice of a few milliseconds at a time (``bounds.in_slices``), so the
-person's server keeps answering while a large notebook is read.
+was cut. Cells are read one slice of a few milliseconds at a time (``bounds.in_slices``), a cell of
+thousands of outputs over several, so the person's server keeps answering while a large notebook is
+read; a notebook read from disk (plain JSON, nobody else's) is gone through in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -25,7 +25,7 @@ from pycrdt import Array, Map, Text
 from ..documents import cells as nb
 from ..documents import values
 from ..errors import ToolError
-from .bounds import SLICE_SECONDS, cut_text, in_slices, json_bytes, shrink
+from .bounds import Unfinished, cut_text, in_slices, json_bytes, shrink, slice_over
 from .outputs import as_text
 
 T = TypeVar("T")
@@ -87,7 +87,8 @@ def _reader(
         meta = cast_all(ymeta, float, int)
 
         def each_live(read: Read[T], stop: int) -> Any:
-            return in_slices(doc, lambda i: read(_live_cell(doc, i, meta, stop), i))
+            outputs = _Outputs(doc)
+            return in_slices(doc, lambda i: read(_live_cell(doc, i, meta, stop, outputs), i))
 
         return meta, each_live
     assert stored is not None
@@ -96,34 +97,56 @@ def _reader(
     _checked(meta, "metadata")
 
     async def each_stored(read: Read[T], stop: int) -> list[T]:
-        rows: list[T] = []
-        began = time.perf_counter()
-        for i, cell in enumerate(cells):
-            rows.append(read(_checked(cell, f"cells[{i}]"), i))
-            if time.perf_counter() - began > SLICE_SECONDS:
-                await asyncio.sleep(0)
-                began = time.perf_counter()
-        return rows
+        # Plain JSON of this call's own: off the loop, where one cell of thousands of outputs cannot
+        # hold it (the thread gives the interpreter lock back every few milliseconds).
+        return await asyncio.to_thread(
+            lambda: [read(_checked(c, f"cells[{i}]"), i) for i, c in enumerate(cells)]
+        )
 
     return meta, each_stored
 
 
-def _live_cell(doc: YNotebook, i: int, meta: dict[str, Any], stop: int) -> dict[str, Any]:
+class _Outputs:
+    """A live cell's outputs read a few at a time over slices (one cell may hold thousands, at tens
+    of microseconds each): what was read is kept while the document stays as it was, and read again
+    if it changed during a pause; after three such changes, in one go."""
+
+    def __init__(self, doc: YNotebook) -> None:
+        self.doc = doc
+        self.at: tuple[int, bytes] | None = None  # the cell and document state the progress belongs to
+        self.read: list[dict[str, Any]] = []
+        self.size = 0
+        self.changed = 0
+
+    def upto(self, i: int, youtputs: Array, stop: int) -> list[dict[str, Any]]:
+        """Cell ``i``'s outputs, one by one until past ``stop`` bytes; ``Unfinished`` if the slice ran out."""
+        state = self.doc.ydoc.get_state()
+        if self.at is None or self.at != (i, state):
+            self.changed += self.at is not None and self.at[0] == i
+            self.read, self.size = [], 0
+        while len(self.read) < len(youtputs) and self.size <= stop:
+            self.read.append(_py(youtputs[len(self.read)]))
+            self.size += json_bytes(self.read[-1], stop_above=stop)
+            if slice_over() and self.changed < 3 and len(self.read) < len(youtputs):
+                self.at = (i, state)
+                raise Unfinished
+        read, self.at, self.read, self.changed = self.read, None, [], 0
+        return read
+
+
+def _live_cell(doc: YNotebook, i: int, meta: dict[str, Any], stop: int, outputs: _Outputs) -> dict[str, Any]:
     """Cell ``i`` as nbformat, as ``YNotebook.get`` gives it (its per-cell step, ``_cell_to_py``, is
     private), but with its outputs read one by one only until past ``stop`` bytes: a cell may hold
     thousands, and converting them all would hold the loop for seconds. How many were left unread
     goes in ``UNREAD``."""
     ycell = doc.ycells[i]
-    cell = {key: _py(value) for key, value in ycell.items() if key not in ("outputs", "execution_state")}
     youtputs = ycell.get("outputs")
-    if isinstance(youtputs, Array):
-        outputs, size = [], 0
-        while len(outputs) < len(youtputs) and size <= stop:
-            outputs.append(_py(youtputs[len(outputs)]))
-            size += json_bytes(outputs[-1], stop_above=stop)
-        cell["outputs"] = outputs
-        if len(outputs) < len(youtputs):
-            cell[UNREAD] = len(youtputs) - len(outputs)
+    read = outputs.upto(i, youtputs, stop) if isinstance(youtputs, Array) else None
+    cell = {key: _py(value) for key, value in ycell.items() if key not in ("outputs", "execution_state")}
+    if read is not None:
+        cell["outputs"] = read
+        if len(read) < len(youtputs):
+            cell[UNREAD] = len(youtputs) - len(read)
     _checked(cell, f"cells[{i}]")
     cast_all(cell, float, int)
     if "id" in cell and int(meta.get("nbformat", 0)) == 4 and int(meta.get("nbformat_minor", 0)) <= 4:

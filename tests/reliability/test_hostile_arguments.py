@@ -305,9 +305,12 @@ async def test_hostile_arguments_get_a_result_or_a_tool_error(tool, server_url, 
             await asyncio.sleep(0.02)  # the watchdog's view starts clean
             watchdog.reset()
             status, message, text = await client.call(tool, args)
-            if watchdog.lag >= MAX_LAG and watchdog.gc_pause >= watchdog.lag / 2:
-                # The collector of the test's own big heap stopped the loop: measure the call again.
-                figures.count("calls measured again after a garbage-collector pause")
+            for _ in range(2):
+                if watchdog.lag < MAX_LAG:
+                    break
+                # A freeze an input causes comes back when the call is made again; a garbage-collector
+                # pause of the test's own big heap, or a core taken by other work, does not.
+                figures.count("calls measured again after a long lag")
                 await asyncio.sleep(0.02)
                 watchdog.reset()
                 status, message, text = await client.call(tool, args)
