@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import concurrency, editing, execution, person
+from . import concurrency, echo, editing, execution, person
 from .bench import Bench, Settings
 from .client import mcp_client, write_notebook
 from .report import MB, machine, table
@@ -26,6 +26,9 @@ async def run_all(bench: Bench, only_person: bool = False) -> None:
         await run_issue5(bench)
     await person.server_cpu(bench)
     await person.person(bench)
+    bench.log("keystroke echo, with and without the extension")
+    for row in await echo.measure(5 if bench.s.quick else 20):
+        bench.add(row)
 
 
 async def run_issue5(bench: Bench) -> None:

@@ -5,8 +5,9 @@ restarts that wait: an agent editing without pause, or a cell printing every 0.3
 save for as long as it goes on (a crash then loses all of it, the person's typing included). Each
 time this extension opens a room to read or write it, a deadline is armed for that room (once; it
 is not pushed back by later changes); when it is reached and the document still has unsaved
-changes, it is written to its file at once. It respects the collaboration
-layer's settings: nothing is forced when saving is off (``document_save_delay`` None) or when every
+changes, it is written to its file at once, unless the room's own save is under way: then the
+deadline waits for it and writes only if it did not get through (a change cancelled it). It respects
+the collaboration layer's settings: nothing is forced when saving is off (``document_save_delay`` None) or when every
 person in the room turned autosave off.
 """
 
@@ -67,10 +68,17 @@ class SaveDeadline:
         file_id = room_id.split(":", 2)[-1]
         if not _autosave_on(room) or file_id not in ext.file_loaders:
             return
+        await _room_save_settled(room)
         doc = await ext.get_document(room_id=room_id, copy=False)
         if doc is None or not doc.dirty:
             return
-        await save(ext.file_loaders[file_id], doc, file_format=room.file_format, file_type=room.file_type)
+        await save(
+            ext.file_loaders[file_id],
+            doc,
+            file_format=room.file_format,
+            file_type=room.file_type,
+            room=room,
+        )
 
     def stop(self) -> None:
         for timer in self._timers.values():
@@ -80,7 +88,7 @@ class SaveDeadline:
             task.cancel()
 
 
-async def save(loader: Any, doc: Any, *, file_format: str, file_type: str) -> bool:
+async def save(loader: Any, doc: Any, *, file_format: str, file_type: str, room: Any = None) -> bool:
     """Write the live document to its file through the room's own ``FileLoader``; True if written.
 
     The room's own save is a task that its next change cancels (a debounce), so under a steady
@@ -88,10 +96,16 @@ async def save(loader: Any, doc: Any, *, file_format: str, file_type: str) -> bo
     the loader's lock like the room's saves, and keeps their check: if the file changed on disk
     since the room read it, nothing is written and the room is told to reload it, as the
     collaboration layer's file watcher would.
+
+    ``room``: the document's room. When nothing changed since the read, this save is what the room's
+    own pending save would write: that one is called off, and ``dirty`` is cleared as the room does
+    after its saves (the idle-room evictor waits for it), under the room's lock for those flags so
+    that writing them does not start its save again. Without it only ``hash`` is written.
     """
     seen = loader.last_modified
     with doc.ydoc.transaction():  # one transaction for the whole read, not one per cell and field
         content = doc.get()
+        read_state = doc.ydoc.get_state()
     try:
         saved = await loader.maybe_save_content(
             {"format": file_format, "type": file_type, "content": content}
@@ -103,8 +117,44 @@ async def save(loader: Any, doc: Any, *, file_format: str, file_type: str) -> bo
         await loader.maybe_notify()
         return False
     if saved:
-        doc.hash = saved["hash"]  # as the room does after a save: tabs compare it with the file's
+        lock = _update_lock(room)
+        if lock is None:
+            doc.hash = saved["hash"]  # as the room does after a save: tabs compare it with the file's
+        else:
+            async with lock:
+                with doc.ydoc.transaction():
+                    if doc.ydoc.get_state() == read_state:
+                        _call_off_pending_save(room)
+                        doc.dirty = False
+                    doc.hash = saved["hash"]
     return bool(saved)
+
+
+async def _room_save_settled(room: Any) -> None:
+    """Wait for the room's own save if one is pending or running (it saves within its delay).
+
+    The collaboration layer's ``DocumentRoom`` keeps that task in ``_saving_document`` (private, no
+    public signal): without it, or if it changes shape, the deadline saves at once as it used to.
+    A change cancels the task (the task then ends quietly): the caller finds ``dirty`` still set and
+    saves, so a steady stream of changes is saved by the deadline as before.
+    """
+    task = getattr(room, "_saving_document", None)
+    if isinstance(task, asyncio.Future) and not task.done():
+        await asyncio.wait({task})
+
+
+def _update_lock(room: Any) -> asyncio.Lock | None:
+    # DocumentRoom's lock around its own flag writes after a save (private; None: not used).
+    lock = getattr(room, "_update_lock", None)
+    return lock if isinstance(lock, asyncio.Lock) else None
+
+
+def _call_off_pending_save(room: Any) -> None:
+    # The room's debounced save (private, as above): it ends quietly when cancelled, and would only
+    # write the content just saved. Its write itself, once begun, is shielded by the loader.
+    task = getattr(room, "_saving_document", None)
+    if isinstance(task, asyncio.Future) and not task.done():
+        task.cancel()
 
 
 def _autosave_on(room: Any) -> bool:
