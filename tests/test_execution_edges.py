@@ -158,5 +158,5 @@ class TestIdleKernels:
                 while (await ok(agent, "list_kernels"))["kernels"]:
                     await anyio.sleep(0.3)
             # The next run starts a fresh kernel for the notebook.
-            again = await ok(agent, "execute_code", path=path, code="2 * 21")
+            again = await ok(agent, "execute_code", path=path, code="2 * 21", timeout=120)
             assert again["cells"][0]["outputs"][0]["text"] == "42"

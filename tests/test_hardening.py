@@ -268,6 +268,17 @@ async def test_an_agent_editing_without_pause_gets_its_edits_saved_meanwhile(
     assert checked >= 5 and n >= 20
 
 
+async def whole_text(file: Path) -> str:
+    """The file as a save left it: Jupyter writes a file in place (its backup copy aside), so a read
+    during a save can see it empty or cut; such a read is taken again."""
+    for _ in range(100):
+        text = file.read_text()
+        if text.endswith("\n"):
+            return text
+        await anyio.sleep(0.02)
+    return text
+
+
 async def test_a_file_open_in_a_tab_and_edited_without_pause_is_saved_meanwhile(
     server_url, jp_auth_header, jp_root_dir
 ):
@@ -300,7 +311,7 @@ async def test_a_file_open_in_a_tab_and_edited_without_pause_is_saved_meanwhile(
             if now - began < MAX_SAVE_DELAY + MARGIN:
                 continue
             due = max((count for at, count in acked if now - at > MAX_SAVE_DELAY + MARGIN), default=0)
-            on_disk = file.read_text()
+            on_disk = await whole_text(file)
             saved = int(on_disk.rpartition("count: ")[2] or -1)
             assert "typed in the tab" in on_disk and saved >= due, (
                 f"{now - began:.1f} s into the edits the file holds {on_disk!r}; count {due} was "

@@ -71,7 +71,8 @@ async def test_a_person_clearing_a_running_cell_does_not_break_the_run(
     server_url, jp_auth_header, make_notebook
 ):
     path = make_notebook("clear.ipynb")
-    code = "import time\nfor i in range(4):\n    print('tick', i, flush=True)\n    time.sleep(0.3)"
+    # Long enough that the person's clear lands while it runs, however loaded the machine.
+    code = "import time\nfor i in range(4):\n    print('tick', i, flush=True)\n    time.sleep(1.5)"
     async with (
         YPeer(server_url, jp_auth_header, path) as person,
         connect(server_url, jp_auth_header) as agent,
@@ -79,10 +80,12 @@ async def test_a_person_clearing_a_running_cell_does_not_break_the_run(
         started = await ok(agent, "insert_and_execute", path=path, source=code, timeout=0.45)
         cell = next(c for c in person.notebook.ycells if c["id"] == started["cell_id"])
         await person.wait_for(lambda nb: len(cell["outputs"]) > 0)
+        assert "tick 3" not in "".join(str(o.get("text", "")) for o in cell["outputs"])  # still running
         cell["outputs"].clear()  # the person clicks "Clear outputs" while it runs
         await person.flush()
-        done = await ok(agent, "get_execution", execution_id=started["execution_id"], wait=20)
+        done = await ok(agent, "get_execution", execution_id=started["execution_id"], wait=60)
         assert done["status"] == "ok"
+        await person.flush(timeout=60)  # the run's last write has reached the person
         await person.wait_for(lambda nb: cell.get("execution_state") == "idle")
         assert "tick 3" in "".join(str(o.get("text", "")) for o in cell["outputs"])
 

@@ -98,7 +98,7 @@ async def test_room_a_tab_is_connected_to_is_not_closed(
             await person.wait_for(lambda nb: person.sources() == ["x = 1", "y = 2", "z = 3"])
         if agent_first:
             # The tab is gone and the agent opened the room: it is the agent's to close.
-            await wait_until(lambda: not notebook_rooms(ydoc_extension), "the agent's room is closed")
+            await wait_until(lambda: not notebook_rooms(ydoc_extension), "the agent's room is closed", 60)
 
 
 async def test_call_after_the_room_was_closed_sees_the_file_as_it_is_now(
