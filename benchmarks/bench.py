@@ -42,6 +42,25 @@ class Settings:
         return 15 if self.quick else 100
 
 
+def spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy recording ``pid`` into ``out`` (raw folded stacks) until it is stopped."""
+    py_spy = str(Path(sys.executable).parent / "py-spy")
+    command = [
+        py_spy,
+        "record",
+        "--pid",
+        str(pid),
+        "--rate",
+        "500",
+        "--nonblocking",
+        "--format",
+        "raw",
+        "-o",
+        str(out),
+    ]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 class Phase:
     """The timed part of a scenario: the server's CPU time over it, and a py-spy profile on request."""
 
@@ -54,23 +73,7 @@ class Phase:
         if out is not None:
             slug = "".join(c if c.isalnum() else "-" for c in self.name).strip("-")
             self.raw_file = out / f"{slug}.txt"
-            self._spy = subprocess.Popen(
-                [
-                    str(Path(sys.executable).parent / "py-spy"),
-                    "record",
-                    "--pid",
-                    str(self.bench.server.pid),
-                    "--rate",
-                    "500",
-                    "--nonblocking",
-                    "--format",
-                    "raw",
-                    "-o",
-                    str(self.raw_file),
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+            self._spy = spy(self.bench.server.pid, self.raw_file)
             time.sleep(0.5)  # py-spy attaches
         self._cpu = self.bench.server_cpu()
         return self

@@ -17,6 +17,12 @@ from mcp.client.streamable_http import streamable_http_client
 from .server import JupyterServer
 
 
+def raw_initialize(version: str) -> dict[str, Any]:
+    """The ``initialize`` request of a raw HTTP client (one whose own CPU does not hide the server's)."""
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+
+
 def write_notebook(root: Path, name: str, cells: int, *, big: bool = False) -> Path:
     """A notebook on disk; ``big`` cells are ~2.6 kB each (500 of them make ~1.3 MB)."""
     nb = nbformat.v4.new_notebook()

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from .bench import Bench
-from .client import call, cell_ids, mcp_client, write_notebook
+from .client import call, cell_ids, mcp_client, raw_initialize, write_notebook
 from .report import Row, ms, pct
 from .yjs import YPeer
 
@@ -231,17 +231,7 @@ async def server_cpu(bench: Bench) -> None:
         "Content-Type": "application/json",
     }
     async with httpx.AsyncClient(headers=headers, timeout=60) as http:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "0"},
-            },
-        }
-        opened = await http.post(url, json=init)
+        opened = await http.post(url, json=raw_initialize(VERSION))
         session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
         await http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
 

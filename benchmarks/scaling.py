@@ -18,8 +18,6 @@ import asyncio
 import json
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,7 +27,8 @@ import httpx
 import psutil
 
 from .baseline import BASELINE, baseline_server
-from .client import cell_ids, write_notebook
+from .bench import spy
+from .client import cell_ids, raw_initialize, write_notebook
 from .report import pct
 from .server import JupyterServer, bench_server
 
@@ -52,17 +51,7 @@ class Session:
         return times.user + times.system
 
     async def open(self) -> None:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "b", "version": "0"},
-            },
-        }
-        opened = await self.http.post(self.url, json=init)
+        opened = await self.http.post(self.url, json=raw_initialize(VERSION))
         self.headers = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await self.http.post(self.url, headers=self.headers, json=note)
@@ -156,24 +145,6 @@ async def measure(
                 while nb.inserted:
                     await nb.delete()
     return times, cpu
-
-
-def spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
-    py_spy = str(Path(sys.executable).parent / "py-spy")
-    command = [
-        py_spy,
-        "record",
-        "--pid",
-        str(pid),
-        "--rate",
-        "500",
-        "--nonblocking",
-        "--format",
-        "raw",
-        "-o",
-        str(out),
-    ]
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def table(
