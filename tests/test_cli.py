@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import tomllib
 import urllib.error
 import urllib.request
@@ -26,6 +25,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .oauth_flow import Flow, person_logged_in
+from .server_process import server_process
 
 TOKEN = "cli-test-token-5f3a"
 HERE = Path(__file__).resolve().parent.parent
@@ -67,32 +67,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     for key in [k for k in env if k.startswith("JUPYTERHUB_")]:
         del env[key]
     port = free_port()
-    log = (work / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "jupyter_server", "--ip=127.0.0.1", f"--port={port}", "--no-browser",
+    with server_process(
+        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
          "--allow-root", f"--ServerApp.root_dir={work / 'root'}", "--ServerApp.base_url=/base/",
          f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
-    )  # fmt: skip
-    try:
-        for _ in range(240):
-            if "MCP endpoint:" in (work / "server.log").read_text():
-                break
-            assert process.poll() is None, (work / "server.log").read_text()
-            time.sleep(0.25)
+        env=env, cwd=work, log_path=work / "server.log",
+    ):  # fmt: skip
         yield {
             "port": port,
             "env": env,
             "log": work / "server.log",
             "url": f"http://127.0.0.1:{port}/base/mcp",
         }
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 def jupyter_mcp(server: dict, *args: str, env: dict | None = None) -> subprocess.CompletedProcess[str]:

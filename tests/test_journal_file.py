@@ -8,8 +8,6 @@ import asyncio
 import os
 import sqlite3
 import stat
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +21,7 @@ from jupyter_mcp_ext.people.journal_store import JournalStore
 
 from .mcp_client import connect, ok
 from .panel import PanelAPI
+from .server_process import server_process
 from .test_cli import HERE, TOKEN, free_port
 from .yclient import YPeer
 
@@ -44,28 +43,17 @@ def server(work: Path, *args: str) -> Iterator[str]:
     port = free_port()
     log_path = work / f"server-{port}.log"
     extensions = "{'jupyter_server_ydoc': True, 'jupyter_server_fileid': True, 'jupyter_mcp_ext': True}"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "jupyter_server", "--ip=127.0.0.1", f"--port={port}", "--no-browser",
-             "--allow-root", f"--ServerApp.root_dir={work / 'root'}", f"--IdentityProvider.token={TOKEN}",
-             "--ServerApp.port_retries=0", f"--ServerApp.jpserver_extensions={extensions}",
-             f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
-             f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}",
-             "--YDocExtension.document_save_delay=0.3", "--YDocExtension.file_poll_interval=0.3", *args],
-            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 90
-            while "MCP endpoint:" not in log_path.read_text():
-                assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
-                time.sleep(0.25)
-            yield f"http://127.0.0.1:{port}/"
-        finally:
-            process.terminate()  # SIGTERM: the server stops its extensions, and the journal flushes
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    with server_process(
+        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
+         "--allow-root", f"--ServerApp.root_dir={work / 'root'}", f"--IdentityProvider.token={TOKEN}",
+         "--ServerApp.port_retries=0", f"--ServerApp.jpserver_extensions={extensions}",
+         f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
+         f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}",
+         "--YDocExtension.document_save_delay=0.3", "--YDocExtension.file_poll_interval=0.3", *args],
+        env=env, cwd=work, log_path=log_path, stop_wait=20,
+    ):  # fmt: skip
+        # Stopped with SIGTERM: the server stops its extensions, and the journal flushes.
+        yield f"http://127.0.0.1:{port}/"
 
 
 def on_disk(work: Path, name: str) -> list[str]:

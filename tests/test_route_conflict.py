@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from .server_process import server_process
 from .test_cli import HERE, TOKEN, free_port, tool_names
 
 # The other extension: it answers GET and POST on <base_url>/mcp with a page of its own.
@@ -71,26 +72,14 @@ def server(work: Path, other: str | None, *args: str) -> Iterator[dict]:
     }
     port = free_port()
     log_path = work / "server.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "jupyter_server", "--ip=127.0.0.1", f"--port={port}", "--no-browser",
-             "--allow-root", f"--ServerApp.root_dir={work / 'root'}", "--ServerApp.base_url=/base/",
-             f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0", *args],
-            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 90
-            while "MCP endpoint:" not in log_path.read_text():
-                assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
-                time.sleep(0.25)
-            time.sleep(0.5)  # the lines logged right after it
-            yield {"base": f"http://127.0.0.1:{port}/base/", "env": env, "log": log_path}
-        finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    with server_process(
+        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
+         "--allow-root", f"--ServerApp.root_dir={work / 'root'}", "--ServerApp.base_url=/base/",
+         f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0", *args],
+        env=env, cwd=work, log_path=log_path,
+    ):  # fmt: skip
+        time.sleep(0.5)  # the lines logged right after it
+        yield {"base": f"http://127.0.0.1:{port}/base/", "env": env, "log": log_path}
 
 
 def jupyter_mcp(srv: dict, *args: str) -> subprocess.CompletedProcess[str]:
