@@ -14,6 +14,7 @@ from mcp_types import Implementation
 from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
+from . import shots
 from .browser import CHROMIUM, LabTab, lab_tab, with_lab
 from .mcp_client import call, connect, ok, text
 from .panel import PanelAPI
@@ -56,10 +57,7 @@ async def open_panel(tab: LabTab) -> Locator:
 
 
 async def screenshot(tab: LabTab, tmp_path: Path, name: str) -> Path:
-    shot = tmp_path / f"panel-{name}.png"
-    await tab.page.locator(PANEL).screenshot(path=str(shot))
-    print("panel screenshot:", shot)
-    return shot
+    return await shots.keep(tab.page.locator(PANEL), f"panel-{name}")
 
 
 async def stopped(run: asyncio.Task) -> None:

@@ -16,6 +16,7 @@ from mcp_types import Implementation
 from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
+from . import shots
 from .browser import CHROMIUM, LabTab, lab_tab, with_lab
 from .mcp_client import connect, ok
 
@@ -68,10 +69,7 @@ def button(where: Locator, label: str) -> Locator:
 
 
 async def screenshot(tab: LabTab, tmp_path: Path, name: str) -> Path:
-    shot = tmp_path / f"review-{name}.png"
-    await tab.page.locator(".jp-NotebookPanel:visible").screenshot(path=str(shot))
-    print("notebook screenshot:", shot)
-    return shot
+    return await shots.keep(tab.page.locator(".jp-NotebookPanel:visible"), f"review-{name}")
 
 
 async def states(panel, path: str) -> list[str]:
