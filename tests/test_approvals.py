@@ -345,3 +345,46 @@ async def test_an_approval_with_invisible_characters_says_so(
             assert approval["code"] == code
             await answer(panel, approval, "deny")
             await run
+
+
+# -- an interrupt ends a person's code only with their approval -------------------------------------
+
+
+async def test_an_interrupt_of_the_persons_own_code_waits_for_them_but_an_agents_run_stops_at_once(
+    server_url, jp_auth_header, make_notebook, panel, jp_serverapp
+):
+    """Under ``ask`` an agent may stop a run it started (approved already), but the person's own
+    code running in the notebook's kernel is ended only if the person agrees: denied, it goes on."""
+    path = make_notebook("interrupt.ipynb")
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(agent, "execute_code", path=path, code="started = 1")  # the notebook's kernel
+        (kernel,) = (await ok(agent, "list_kernels"))["kernels"]
+        person = jp_serverapp.kernel_manager.get_kernel(kernel["id"]).client()
+        person.start_channels()
+        try:
+            person.execute("import time\ntime.sleep(4)\nprint('the person finished')")
+            await ask(panel)
+            call = asyncio.create_task(agent.call_tool("interrupt_kernel", {"path": path}))
+            approval = await waiting(panel, "interrupt_kernel")
+            await answer(panel, approval, "deny")
+            assert (await call).is_error
+            reply = await person.get_shell_msg(timeout=30)
+            assert reply["content"]["status"] == "ok"  # not a KeyboardInterrupt: it ran to its end
+
+            # The agent's own run, approved by the person, it may stop without asking again.
+            run = asyncio.create_task(
+                agent.call_tool(
+                    "execute_code", {"path": path, "code": "import time\ntime.sleep(60)", "timeout": 1}
+                )
+            )
+            await answer(panel, await waiting(panel, "execute_code"))
+            running = await run
+            assert not running.is_error and "execution_id" in (running.structured_content or {})
+            assert (await ok(agent, "interrupt_kernel", path=path))["interrupted"]
+            assert not (await panel.get("approvals"))["approvals"]
+            ended = await ok(
+                agent, "get_execution", execution_id=running.structured_content["execution_id"], wait=20
+            )
+            assert ended["status"] == "interrupted"
+        finally:
+            person.stop_channels()

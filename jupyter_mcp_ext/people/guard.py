@@ -69,6 +69,8 @@ class Guard:
 
     async def _run(self, spec: Any, call: Any, args: Any, caller: Caller) -> Any:
         kind = kind_of(spec)
+        if spec.name == "interrupt_kernel" and await self._own_run(call, args):
+            kind = "edit"  # an agent may stop its own user's approved run; a person's code is theirs
         if kind == "read":
             self.policy.check(spec.name, kind, credential_policy(call))
             return await spec.run(call, args)
@@ -142,6 +144,23 @@ class Guard:
             agents.set_state(caller.agent, was)
         await shown.confirm(self.services, spec, what)
         call.shown_cells = what.cells  # the tool compares them with what it reads, as it acts
+
+    async def _own_run(self, call: Any, args: Any) -> bool:
+        """Whether the notebook's kernel is running a run this caller's user started through MCP
+        (approved already, under ``ask``): interrupting anything else ends a person's code."""
+        try:
+            path = await self.services.documents.resolve(args.path)
+        except Exception:
+            return False  # the tool says what is wrong with the path, after the policy
+        user = getattr(getattr(call.handler, "current_user", None), "username", None)
+        execution = self.services.execution
+        return any(
+            not run.done.is_set()
+            and run.path == path
+            and run.owner == user
+            and execution.running_on(run.kernel_id) in run.cells
+            for run in list(execution.runs.values())
+        )
 
     def caller(self, call: Any) -> Caller:
         """The agent of this call, from the agent directory (which knows it already: same request)."""

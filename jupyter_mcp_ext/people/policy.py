@@ -24,7 +24,7 @@ MODES = ("full", "ask", "read-only", "off")
 # How a call is gated. Most tools are classified by the permissions they ask the authorizer for;
 # these are the exceptions, named here so the tools themselves stay unaware of the policy.
 READS = frozenset({"get_execution", "inspect_variables"})  # execute permission, but change nothing
-RUNS = frozenset({"restart_kernel"})  # lose the kernel's state: a person should agree
+RUNS = frozenset({"restart_kernel", "interrupt_kernel"})  # lose the kernel's state, end a person's run
 DELETES = frozenset({"delete_cells", "delete_path", "clear_outputs"})  # outputs cannot be taken back
 FILE_WRITES = frozenset({"write_file", "edit_file", "rename_path"})
 GATED = ("run", "delete", "write")  # what "ask" waits for a person on
