@@ -163,6 +163,32 @@ async def test_an_asking_agent_cannot_approve_itself_and_revoke_stops_it_at_once
     assert (await panel.get("agents"))["agents"] == []
 
 
+async def test_revoking_an_agent_ends_its_waiting_calls_even_without_a_session(
+    server_url, panel, make_notebook
+):
+    """A sessionless (2026-07-28) agent's call waiting for approval has no session to end: revoking
+    its credential must end the call, so the card cannot be approved for an agent that is gone."""
+    path = make_notebook("revoked.ipynb")
+    record, bearer = await mint(panel, "Sessionless", "ask")
+    _, other = await mint(panel, "Other", "ask")
+    async with connect(server_url, bearer, STATELESS) as agent, connect(server_url, other, STATELESS) as kept:
+        call = asyncio.create_task(agent.call_tool("execute_code", {"path": path, "code": "print('late')"}))
+        theirs = asyncio.create_task(kept.call_tool("execute_code", {"path": path, "code": "print('kept')"}))
+        await panel.until(lambda: _count(panel, 2))
+        response = await panel.http.delete(panel.base + f"agents/{record['id']}")
+        assert response.status_code == 200
+        result = await asyncio.wait_for(call, 30)
+        assert result.is_error and "revoked this agent's credential" in result.content[0].text
+        (left,) = await _pending(panel)  # the other agent's call still waits for the person
+        assert left["code"] == "print('kept')"
+        await panel.post(f"approvals/{left['id']}", {"decision": "deny"})
+        assert (await theirs).is_error
+
+
+async def _count(panel, n: int) -> bool:
+    return len(await _pending(panel)) == n
+
+
 async def _pending(panel) -> list:
     return (await panel.get("approvals"))["approvals"]
 

@@ -108,7 +108,9 @@ class Panel:
         return [a.to_json() for a in self.services.agents.all()]
 
     async def end_agent(self, credential_id: str) -> int:
-        """A revoked agent: its live sessions end now (its token is refused from the next request on)."""
+        """A revoked agent: its calls still going and its live sessions end now (its token is refused
+        from the next request on)."""
+        await self.guard.end_credential(credential_id)
         ended = await self.transport.end_sessions_of("agent:" + credential_id)
         for agent in self.services.agents.all():
             if agent.credential.get("id") == credential_id:

@@ -49,23 +49,30 @@ class Guard:
         self.policy = policy
         self.approvals = approvals
         self._calls: dict[asyncio.Task[Any], asyncio.Event] = {}  # a call's task -> set once it answered
-        self._stopped: set[asyncio.Task[Any]] = set()
+        self._credentials: dict[asyncio.Task[Any], str] = {}  # a call's task -> its agent credential
+        self._stopped: dict[asyncio.Task[Any], str] = {}  # a cancelled call's task -> why, for its answer
 
     async def run(self, spec: Any, call: Any, args: Any) -> Any:
         """Run ``spec`` for this call under the policy, recording what it changes."""
         caller = self.caller(call)
         task = asyncio.ensure_future(self._run(spec, call, args, caller))
         answered = self._calls[task] = asyncio.Event()
+        credential = getattr(
+            getattr(getattr(call.handler, "current_user", None), "credential", None), "id", None
+        )
+        if credential:
+            self._credentials[task] = credential
         try:
             return await task
         except asyncio.CancelledError:
             if task in self._stopped:
-                raise ToolError(f"{spec.name} was stopped by the user; the session is ending.") from None
+                raise ToolError(f"{spec.name} was stopped by the user{self._stopped[task]}.") from None
             raise
         finally:
             answered.set()
             self._calls.pop(task, None)
-            self._stopped.discard(task)
+            self._credentials.pop(task, None)
+            self._stopped.pop(task, None)
 
     async def _run(self, spec: Any, call: Any, args: Any, caller: Caller) -> Any:
         kind = kind_of(spec)
@@ -174,21 +181,41 @@ class Guard:
 
     async def stop(self) -> dict[str, int]:
         """Cancel every pending call (approval waits too) and interrupt kernels running agent code."""
-        cancelled: list[asyncio.Event] = []
-        for task, answered in list(self._calls.items()):
-            if not task.done():
-                self._stopped.add(task)
-                task.cancel()
-                cancelled.append(answered)
+        cancelled = self._cancel(list(self._calls), "; the session is ending")
         self.approvals.forget_turns()
         interrupted = await self._interrupt_runs()
-        if cancelled:  # let each call answer "stopped by the user" before its session ends
-            waits = [asyncio.ensure_future(a.wait()) for a in cancelled]
-            await asyncio.wait(waits, timeout=STOP_GRACE)
-            for w in waits:
-                w.cancel()
-            await asyncio.sleep(0.1)  # the SDK writes the answer on the next loop iterations
+        await self._answered(cancelled)
         return {"cancelled": len(cancelled), "interrupted": interrupted}
+
+    async def end_credential(self, credential_id: str) -> int:
+        """A revoked agent credential: its calls still going (approval waits, MCP tasks, calls of a
+        client without a session) end now, as a person's Stop ends them; others go on."""
+        mine = [task for task, credential in self._credentials.items() if credential == credential_id]
+        cancelled = self._cancel(
+            mine, ", who revoked this agent's credential: nothing more can be done with it"
+        )
+        await self._answered(cancelled)
+        return len(cancelled)
+
+    def _cancel(self, tasks: list[asyncio.Task[Any]], why: str) -> list[asyncio.Event]:
+        cancelled = []
+        for task in tasks:
+            if not task.done() and task in self._calls:
+                self._stopped[task] = why
+                task.cancel()
+                cancelled.append(self._calls[task])
+        return cancelled
+
+    @staticmethod
+    async def _answered(cancelled: list[asyncio.Event]) -> None:
+        """Let each cancelled call answer why before its session ends."""
+        if not cancelled:
+            return
+        waits = [asyncio.ensure_future(a.wait()) for a in cancelled]
+        await asyncio.wait(waits, timeout=STOP_GRACE)
+        for w in waits:
+            w.cancel()
+        await asyncio.sleep(0.1)  # the SDK writes the answer on the next loop iterations
 
     async def _interrupt_runs(self) -> int:
         execution = self.services.execution
