@@ -126,7 +126,9 @@ async def test_the_whole_flow_by_hand_then_refresh_rotation_and_revocation(serve
     assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["WWW-Authenticate"]
 
     # RFC 7009: a revoked access token stops at once.
-    fresh = await flow.tokens(person, client)
+    fresh = await flow.tokens(person, client, policy="ask")
+    (relisted,) = (await panel.get("agents"))["agents"]  # asked again: the same agent, as chosen now
+    assert relisted["id"] == listed["id"] and relisted["policy"] == "ask"
     revoked = await flow.agent.post(
         flow.meta["revocation_endpoint"],
         data={"client_id": client["client_id"], "token": fresh["access_token"]},

@@ -103,6 +103,12 @@ class TokenStore:
             raise ValueError("An agent needs a name (what people will see it as), e.g. --name 'My script'.")
         if policy not in POLICIES:
             raise ValueError(f"Unknown policy '{policy}'; use one of {', '.join(POLICIES)}.")
+        if client_id is not None:  # the same OAuth client asked again for the same person: one agent
+            for known in self.credentials.values():
+                if known.client_id == client_id and known.user == user:
+                    known.name, known.client, known.policy = name, client, policy
+                    known.user_display, known.permissions = user_display or user, permissions
+                    return known
         credential = Credential(
             id=secrets.token_hex(6),
             name=name,
