@@ -185,3 +185,36 @@ async def test_hostile_markdown_and_html_outputs_run_nothing_and_load_nothing(
         assert not [a for a in attributes if a.startswith(("on", "style")) or "javascript:" in a], attributes
         assert not [a for a in attributes if a.startswith("src=") and not a.startswith("src=data:image/")]
         await shots.keep(host.page.locator("#view"), "hostile")
+
+
+GATED = """\
+import os, time
+print("first", flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.05)
+print("second")"""
+
+
+async def test_a_run_that_outlives_its_call_is_followed_until_it_ends(
+    server_url, jp_auth_header, make_notebook, jp_root_dir
+):
+    path = make_notebook("long.ipynb", cells=[])
+    async with apps_client(server_url, jp_auth_header) as agent:
+        html = (await agent.read_resource(VIEW_URI)).contents[0].text
+        result = await agent.call_tool("insert_and_execute", {"path": path, "source": GATED, "timeout": 3})
+        assert result.structured_content["status"] == "running", result.content
+        async with view_host(html) as host:
+            proxy = asyncio.ensure_future(host.proxy_tool_calls(agent))
+            try:
+                await host.tool_result(result)
+                view = host.view
+                await expect(view.locator(".output.stdout")).to_have_text("first\n")
+                await expect(view.locator(".prompt").first).to_have_text("[*]:")
+                (jp_root_dir / "go").write_text("")  # the run goes on past its call, and ends
+                await expect(view.locator(".output.stdout")).to_have_text("first\nsecond\n")
+                await expect(view.locator(".prompt").first).to_have_text("[1]:")
+            finally:
+                proxy.cancel()
+    execution = result.structured_content["execution_id"]
+    assert host.tool_calls and {c["name"] for c in host.tool_calls} == {"get_execution"}
+    assert all(c["arguments"]["execution_id"] == execution for c in host.tool_calls)

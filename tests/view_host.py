@@ -2,7 +2,7 @@
 iframe with ``sandbox="allow-scripts"`` (an opaque origin: no cookies, no storage, no parent DOM) set
 through ``srcdoc``, and the page answering the view's JSON-RPC over postMessage: ``ui/initialize``,
 then ``ui/notifications/tool-input`` and ``ui/notifications/tool-result`` once the view says it is
-initialized. Everything the view sends is kept in ``window.seen``; links it asks to open in
+initialized, and ``tools/call`` from the view proxied to the server (``proxy_tool_calls``). Everything the view sends is kept in ``window.seen``; links it asks to open in
 ``window.opened``."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .browser import CHROMIUM, CHROMIUM_ARGS
 HOST_PAGE = """<!DOCTYPE html><html><body style="margin:0;background:#eee">
 <iframe id="view" sandbox="allow-scripts" style="width:820px;height:400px;border:0;background:#fff"></iframe>
 <script>
-window.seen = []; window.opened = []; window.pending = [];
+window.seen = []; window.opened = []; window.pending = []; window.calls = [];
 const frame = document.getElementById("view");
 const toView = (msg) => frame.contentWindow.postMessage({jsonrpc: "2.0", ...msg}, "*");
 window.addEventListener("message", (event) => {
@@ -29,16 +29,19 @@ window.addEventListener("message", (event) => {
   const m = event.data; window.seen.push(m);
   if (m.method === "ui/initialize") {
     toView({id: m.id, result: {protocolVersion: "2026-01-26", hostInfo: {name: "test-host", version: "1"},
-      hostCapabilities: {openLinks: {}}, hostContext: {theme: "light", displayMode: "inline"}}});
+      hostCapabilities: {openLinks: {}, serverTools: {}}, hostContext: {theme: "light", displayMode: "inline"}}});
   } else if (m.method === "ui/notifications/initialized") {
     window.ready = true;
     for (const msg of window.pending) toView(msg);
+  } else if (m.method === "tools/call") {
+    window.calls.push(m);  // the test proxies it to the MCP server, as a host does
   } else if (m.method === "ui/open-link") {
     window.opened.push(m.params.url); toView({id: m.id, result: {}});
   } else if (m.method === "ui/notifications/size-changed") {
     frame.style.height = Math.min(m.params.height, 2000) + "px";
   }
 });
+window.answer = (id, result) => toView({id, result});
 window.deliver = (msg) => window.ready ? toView(msg) : window.pending.push(msg);
 window.embed = (html) => { frame.srcdoc = html; };
 </script></body></html>"""
@@ -49,6 +52,7 @@ class ViewHost:
     page: Page
     requests: list[str] = field(default_factory=list)  # every URL the page or the view asked for
     console: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # what the view asked the server
 
     @property
     def view(self) -> FrameLocator:
@@ -64,6 +68,17 @@ class ViewHost:
 
     async def deliver(self, method: str, params: dict[str, Any]) -> None:
         await self.page.evaluate("(msg) => window.deliver(msg)", {"method": method, "params": params})
+
+    async def proxy_tool_calls(self, client: Any) -> None:
+        """Forward the view's ``tools/call`` requests to the MCP server, as a host does (until cancelled)."""
+        while True:
+            await self.page.wait_for_function("window.calls.length > 0", timeout=0)
+            call = await self.page.evaluate("window.calls.shift()")
+            params = call["params"]
+            self.tool_calls.append(params)
+            result = await client.call_tool(params["name"], params.get("arguments") or {})
+            answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            await self.page.evaluate("([id, result]) => window.answer(id, result)", [call["id"], answer])
 
     async def seen(self) -> list[dict[str, Any]]:
         return await self.page.evaluate("window.seen")

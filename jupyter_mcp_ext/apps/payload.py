@@ -64,7 +64,10 @@ def view_meta(view: dict[str, Any], handler: Any) -> dict[str, Any]:
             shaped["outputs"] = outputs
         cells.append(shaped)
     path = view.get("path", "")
-    return {"path": path, "lab": lab_url(handler, path), "cells": cells, "omitted": omitted}
+    shaped_view = {"path": path, "lab": lab_url(handler, path), "cells": cells, "omitted": omitted}
+    if "execution_id" in view:  # a run: the view follows it with get_execution while it goes on
+        shaped_view.update(execution_id=view["execution_id"], status=view["status"])
+    return shaped_view
 
 
 def _output(output: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,8 @@
   const pending = new Map();
   let nextId = 1;
   let input = null; // the tool's arguments (ui/notifications/tool-input)
+  let hostCapabilities = {};
+  let generation = 0; // which result the view follows; a newer one ends the following of an older
 
   // -- the host ------------------------------------------------------------------------------
   function send(message) {
@@ -82,13 +84,34 @@
   }
 
   function showResult(result) {
+    const view = render(result);
+    follow(view, ++generation);
+  }
+
+  // A run that outlived its call: the view asks for its state (get_execution, through the host) and
+  // shows each answer until the run ends. The answers go to the view, never to the model.
+  async function follow(view, mine) {
+    while (view && view.execution_id && (view.status === "running" || view.status === "queued")) {
+      if (!hostCapabilities.serverTools) return;
+      let result;
+      try {
+        result = await request("tools/call", { name: "get_execution", arguments: { execution_id: view.execution_id, wait: 10 } });
+      } catch (error) {
+        return; // the host refused or the call failed: what is shown stays
+      }
+      if (mine !== generation || !result || result.isError) return;
+      view = render(result);
+    }
+  }
+
+  function render(result) {
     const view = result && result._meta && result._meta[META_KEY];
     if (!view || !Array.isArray(view.cells)) {
       const text = ((result && result.content) || []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
       const pre = el("pre", result && result.isError ? "error-text" : "");
       pre.textContent = text || "No cells to show.";
       main.replaceChildren(wrapOutput(pre, result && result.isError ? "error" : ""));
-      return;
+      return null;
     }
     title.textContent = view.path || (input && input.path) || "Notebook";
     if (typeof view.lab === "string" && /^https?:\/\//.test(view.lab)) {
@@ -100,6 +123,7 @@
     if (!nodes.length) nodes.push(textNote("No cells in that range."));
     if (view.omitted) nodes.push(textNote(view.omitted + " outputs are too large for this view: open the notebook to see them."));
     main.replaceChildren(...nodes);
+    return view;
   }
 
   function note(text) {
@@ -144,7 +168,7 @@
     const box = el("div", "cell code-cell");
     if (cell.id) box.dataset.cellId = cell.id;
     const prompt = el("div", "prompt");
-    const count = cell.status === "running" ? "*" : cell.execution_count == null ? " " : String(cell.execution_count);
+    const count = cell.status === "running" || cell.status === "queued" ? "*" : cell.execution_count == null ? " " : String(cell.execution_count);
     prompt.append(cellLink(lab, cell.id, "[" + count + "]:"));
     const inputArea = el("div", "input");
     const pre = el("pre");
@@ -459,6 +483,7 @@
     appCapabilities: { availableDisplayModes: ["inline"] },
     protocolVersion: "2026-01-26",
   }).then((result) => {
+    hostCapabilities = (result && result.hostCapabilities) || {};
     applyContext((result && result.hostContext) || {});
     notify("ui/notifications/initialized", {});
   }, () => note("The host did not answer ui/initialize."));

@@ -271,7 +271,7 @@ def run_view(run: Run) -> dict[str, Any]:
         }
         for cell in run.cells
     ]
-    return {"path": run.path, "cells": cells}
+    return {"path": run.path, "execution_id": run.id, "status": run.status, "cells": cells}
 
 
 def _last_line(run: Run) -> str:
