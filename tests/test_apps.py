@@ -5,6 +5,7 @@ exactly what it saw before, byte for byte."""
 from __future__ import annotations
 
 import base64
+import json
 import re
 
 import pytest
@@ -13,7 +14,7 @@ from mcp.server.apps import APP_MIME_TYPE
 from nbformat.v4 import new_output
 from traitlets.config import Config
 
-from jupyter_mcp_ext.apps.payload import META_KEY
+from jupyter_mcp_ext.apps.payload import MAX_VIEW_BYTES, META_KEY
 from jupyter_mcp_ext.apps.view import VIEW_TOOLS, VIEW_URI
 
 from .apps_host import apps_client, listing_bytes
@@ -146,3 +147,29 @@ class TestNoReadPermission:
             with pytest.raises(Exception, match="may not read"):
                 await host.read_resource(VIEW_URI)
         assert "may not read" in message and not (result.meta or {}).get(META_KEY)
+
+
+async def test_outputs_past_the_views_bound_are_marked_not_sent(server_url, jp_auth_header, make_notebook):
+    huge = "A" * (MAX_VIEW_BYTES + 1000)  # a plot no view needs in full: the notebook has it
+    path = make_notebook(
+        "huge.ipynb",
+        cells=[
+            {
+                "cell_type": "code",
+                "source": "plot()",
+                "outputs": [
+                    new_output("display_data", data={"image/png": huge}),
+                    new_output("stream", name="stdout", text="after the plot\n"),
+                ],
+            }
+        ],
+    )
+    async with apps_client(server_url, jp_auth_header) as host:
+        result = await host.call_tool("read_cells", {"path": path})
+    shown = result.meta[META_KEY]
+    assert shown["omitted"] == 1
+    assert shown["cells"][0]["outputs"] == [
+        {"output_type": "omitted"},
+        {"output_type": "stream", "name": "stdout", "text": "after the plot\n"},
+    ]
+    assert len(json.dumps(shown)) < MAX_VIEW_BYTES

@@ -13,6 +13,8 @@ from urllib.parse import quote
 
 from jupyter_server.utils import url_path_join
 
+from ..endpoint import hub_endpoint
+
 META_KEY = "jupyter-mcp-ext/view"
 """The result ``_meta`` key the view reads its cells from."""
 
@@ -33,11 +35,14 @@ RENDERED = (
 
 
 def lab_url(handler: Any, path: str) -> str:
-    """JupyterLab's address of the notebook, as the agent reached this server."""
+    """JupyterLab's address of the notebook: under JupyterHub its public one, else as the agent
+    reached this server."""
     if handler is None:
         return ""
-    origin = f"{handler.request.protocol}://{handler.request.host}"
-    return origin + url_path_join(handler.base_url, "lab", "tree", quote(path))
+    tree = "lab/tree/" + quote(path)
+    if public := hub_endpoint(handler.base_url, path=tree):
+        return public
+    return f"{handler.request.protocol}://{handler.request.host}" + url_path_join(handler.base_url, tree)
 
 
 def view_meta(view: dict[str, Any], handler: Any) -> dict[str, Any]:
