@@ -123,6 +123,12 @@ async def test_a_run_shows_its_code_while_it_runs_then_its_outputs(server_url, j
             await expect(host.view.locator(".output").nth(1)).to_have_text("42")
             await expect(host.view.locator(".status")).to_have_count(0)
             await expect(host.view.locator(".prompt").first).to_have_text("[1]:")
+            # The host's theme is followed: a dark host gets the dark palette.
+            await host.deliver("ui/notifications/host-context-changed", {"theme": "dark"})
+            await expect(host.view.locator("body")).to_have_css("background-color", "rgb(17, 17, 17)")
+            # The view tells its content's size (ui/notifications/size-changed): the frame fits it.
+            await host.page.wait_for_function("document.getElementById('view').offsetHeight < 300")
+            await shots.keep(host.page.locator("#view"), "dark")
 
 
 HOSTILE_MARKDOWN = """# Still safe

@@ -66,6 +66,7 @@
   });
 
   function applyContext(context) {
+    if (context.theme === "dark" || context.theme === "light") document.documentElement.dataset.theme = context.theme;
     const variables = (context.styles && context.styles.variables) || {};
     for (const [name, value] of Object.entries(variables)) {
       if (/^--[\w-]+$/.test(name) && typeof value === "string") document.documentElement.style.setProperty(name, value);
@@ -467,16 +468,22 @@
         else if (name === "href" && tag === "a" && SAFE_LINK.test(value.trim())) target.setAttribute("href", value.trim());
       }
       if (tag === "a") target.setAttribute("rel", "noopener noreferrer");
+      if (tag === "img" && !target.hasAttribute("src")) {
+        // An image from anywhere but the notebook itself is not loaded: its description stands in.
+        into.append(document.createTextNode(target.getAttribute("alt") || ""));
+        return;
+      }
       into.append(target);
     }
     for (const child of Array.from(node.childNodes)) clean(child, target); // an unknown tag keeps its text
   }
 
   // -- start ------------------------------------------------------------------------------------------
+  // The content's own size (not the frame's): the host fits the frame to it, larger or smaller.
   new ResizeObserver(() => {
-    const box = document.documentElement;
-    notify("ui/notifications/size-changed", { width: Math.ceil(box.scrollWidth), height: Math.ceil(box.scrollHeight) });
-  }).observe(document.documentElement);
+    const box = document.body.getBoundingClientRect();
+    notify("ui/notifications/size-changed", { width: Math.ceil(box.width), height: Math.ceil(box.height) });
+  }).observe(document.body);
 
   request("ui/initialize", {
     appInfo: { name: "jupyter-mcp-ext notebook view", version: "1" },
