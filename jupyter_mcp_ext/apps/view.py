@@ -1,6 +1,7 @@
 """The ``ui://`` view: its HTML, the tools that carry it, and who gets either.
 
-The page is assembled once from ``view.html``, ``view.css`` and ``view.js`` (no build step). Its
+The page is assembled once from ``view.html``, ``view.css`` and the scripts (``view.js`` talks to the
+host and draws cells; ``text.js``, ``markdown.js`` and ``sanitize.js`` it uses), no build step. Its
 content security policy allows that one script by its hash, inline style, and ``data:`` images, and
 nothing else: no network, no frames, no plugins, no forms, no other script. Even markup that got past
 the view's sanitizer could not run (an ``onerror`` attribute is inline script the hash does not
@@ -23,6 +24,7 @@ VIEW_URI = "ui://jupyter/cells"
 VIEW_TOOLS = frozenset({"read_cells", "execute_cells", "insert_and_execute", "execute_code", "get_execution"})
 """The tools whose results the view renders: cells read, or cells run (and their outputs)."""
 
+SCRIPTS = ("text.js", "markdown.js", "sanitize.js", "view.js")  # one script in this order; view.js starts it
 TOOL_META = {"ui": {"resourceUri": VIEW_URI}}
 RESOURCE_META = {
     "ui": {"csp": ResourceCsp().model_dump(by_alias=True, exclude_none=True), "prefersBorder": True}
@@ -48,7 +50,8 @@ def html() -> str:
     folder = resources.files(__package__)
     page = (folder / "view.html").read_text(encoding="utf-8")
     style = (folder / "view.css").read_text(encoding="utf-8")
-    script = (folder / "view.js").read_text(encoding="utf-8")
+    parts = [(folder / name).read_text(encoding="utf-8") for name in SCRIPTS]
+    script = '"use strict";\n(function () {\n' + "\n".join(parts) + "})();\n"  # one scope, one hash
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     return (
         page.replace("{{csp}}", CSP.format(script=f"sha256-{digest}"))
