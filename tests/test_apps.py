@@ -17,8 +17,9 @@ from traitlets.config import Config
 from jupyter_mcp_ext.apps.payload import MAX_VIEW_BYTES, META_KEY
 from jupyter_mcp_ext.apps.view import VIEW_TOOLS, VIEW_URI
 
-from .apps_host import apps_client, listing_bytes
-from .mcp_client import MODES, connect, fails, text
+from .apps_host import APPS, apps_client, listing_bytes
+from .mcp_client import MODES, STATELESS, connect, fails, text
+from .mcp_tasks import Tasks
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
 BUDGET = 16 * 1024
@@ -173,3 +174,12 @@ async def test_outputs_past_the_views_bound_are_marked_not_sent(server_url, jp_a
         {"output_type": "stream", "name": "stdout", "text": "after the plot\n"},
     ]
     assert len(json.dumps(shown)) < MAX_VIEW_BYTES
+
+
+async def test_a_run_as_a_task_ends_with_the_cells_for_the_view(server_url, jp_auth_header, make_notebook):
+    path = make_notebook("task.ipynb", cells=["print('from a task')"])
+    async with connect(server_url, jp_auth_header, STATELESS, extensions=[APPS, Tasks()]) as host:
+        cell = (await host.call_tool("get_notebook", {"path": path})).structured_content["cells"][0]["id"]
+        result = await host.call_tool("execute_cells", {"path": path, "cell_ids": [cell]})
+    shown = result.meta[META_KEY]
+    assert shown["status"] == "ok" and shown["cells"][0]["outputs"][0]["text"] == "from a task\n"
