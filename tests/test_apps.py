@@ -10,7 +10,7 @@ import re
 
 import pytest
 from jupyter_server.auth import Authorizer
-from mcp.server.apps import APP_MIME_TYPE
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from nbformat.v4 import new_output
 from traitlets.config import Config
 
@@ -57,6 +57,8 @@ async def test_a_host_with_apps_gets_the_view_and_the_agent_reads_what_it_read_b
         plain_read = await plain.call_tool("read_cells", {"path": path})
         plain_resources = (await plain.list_resources()).resources
     async with apps_client(server_url, jp_auth_header, mode) as host:
+        if mode == STATELESS:  # server/discover says so (the SDK sieves extensions off a 2025 handshake)
+            assert EXTENSION_ID in (host.server_capabilities.extensions or {})
         tools = (await host.list_tools()).tools
         read = await host.call_tool("read_cells", {"path": path})
         resources = (await host.list_resources()).resources

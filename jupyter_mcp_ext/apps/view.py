@@ -18,7 +18,9 @@ from importlib import resources
 from typing import Any
 
 import mcp_types as types
-from mcp.server.apps import APP_MIME_TYPE, ResourceCsp, client_supports_apps
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, ResourceCsp, client_supports_apps
+
+__all__ = ["EXTENSION_ID", "VIEW_TOOLS", "VIEW_URI", "html", "listing", "read", "wants_view", "with_view"]
 
 VIEW_URI = "ui://jupyter/cells"
 VIEW_TOOLS = frozenset({"read_cells", "execute_cells", "insert_and_execute", "execute_code", "get_execution"})

@@ -169,6 +169,7 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
             on_completion=completions.complete,
         )
     server.extensions[EXTENSION] = {}
+    server.extensions[view.EXTENSION_ID] = {}  # MCP Apps: the view, for clients that declare it too
     server.add_request_handler("tasks/get", TaskParams, tasks.get)
     server.add_request_handler("tasks/update", UpdateTaskParams, tasks.update)
     server.add_request_handler("tasks/cancel", TaskParams, tasks.cancel)
