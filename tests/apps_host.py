@@ -1,5 +1,5 @@
 """An agent host with MCP Apps, as far as the server can tell: the official SDK's client declaring
-the extension (``io.modelcontextprotocol/ui`` with the app MIME type), as VS Code or Claude do."""
+the extension (``io.modelcontextprotocol/ui`` with the app MIME type), as VS Code or Cursor do."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 // The server side of an MCP Apps host, on the TypeScript MCP SDK and the ext-apps SDK: it declares
-// the Apps extension as VS Code or Claude do, finds which tools carry a view (ext-apps'
+// the Apps extension as VS Code or Cursor do, finds which tools carry a view (ext-apps'
 // getToolUiResourceUri), reads that view's ui:// resource, and calls a tool whose result it would
 // hand to the view. What the host would show the model and what it would give the view are printed.
 //
