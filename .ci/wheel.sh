@@ -50,6 +50,8 @@ needed = {
     "the panel's code": "/data/share/jupyter/labextensions/jupyter-mcp-ext/static/style.js",
     "the server extension's config": "/data/etc/jupyter/jupyter_server_config.d/jupyter_mcp_ext.json",
     "the extension": "jupyter_mcp_ext/app.py",
+    "the notebook view (MCP Apps)": "jupyter_mcp_ext/apps/view.html",
+    "the notebook view's script": "jupyter_mcp_ext/apps/view.js",
     "the CLI's entry point": ".dist-info/entry_points.txt",
 }
 missing = [what for what, end in needed.items() if not any(n.endswith(end) for n in from_sdist)]

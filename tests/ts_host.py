@@ -19,6 +19,7 @@ import pytest
 
 HERE = Path(__file__).parent / "ts_client"
 SDK = HERE / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+APPS_SDK = HERE / "node_modules" / "@modelcontextprotocol" / "ext-apps" / "package.json"
 
 
 def node() -> str:
@@ -26,7 +27,7 @@ def node() -> str:
     found = shutil.which("node")
     if found is None:
         pytest.skip("Node.js is not installed: the TypeScript SDK's client cannot run")
-    if not SDK.exists():
+    if not (SDK.exists() and APPS_SDK.exists()):
         npm = shutil.which("npm")
         assert npm, "Node.js is installed without npm: install npm to run the TypeScript SDK's client"
         done = subprocess.run(
@@ -69,3 +70,23 @@ async def connect(
         await proc.wait()
         if stderr.strip():
             print(stderr.decode(errors="replace")[-2000:])
+
+
+async def apps_host(mcp_url: str, token: str, path: str, kind: str = "ui") -> dict[str, Any]:
+    """Run the TypeScript Apps host (``ts_client/apps.mjs``): it declares the Apps extension
+    (``kind="ui"``) or not (``"plain"``), lists the tools, reads the view and reads ``path``'s cells."""
+    proc = await asyncio.create_subprocess_exec(
+        node(),
+        str(HERE / "apps.mjs"),
+        mcp_url,
+        token,
+        path,
+        kind,
+        cwd=HERE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    done = json.loads(out.decode().strip().splitlines()[-1] if out.strip() else '{"error": "no output"}')
+    assert "error" not in done, f"{done['error']}\n{err.decode(errors='replace')[-2000:]}"
+    return done

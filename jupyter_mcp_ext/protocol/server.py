@@ -20,6 +20,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from .._version import __version__
+from ..apps import view
+from ..apps.payload import META_KEY, view_meta
 from ..documents.paths import without_root
 from ..errors import ToolError
 from ..services import Services
@@ -27,7 +29,7 @@ from ..tools.authz import handler_of, listing_for
 from ..tools.bounds import bound_result
 from ..tools.completions import Completions
 from ..tools.prompts import NotebookPrompts
-from ..tools.resources import NotebookResources
+from ..tools.resources import NotebookResources, require
 from ..tools.toolkit import TaskHooks, ToolContext, ToolSpec
 from .icons import SERVER_ICONS
 from .tasks import EXTENSION, LEGACY, CreateTaskResult, TaskBoard, TaskParams, UpdateTaskParams
@@ -49,13 +51,32 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
     prompts = NotebookPrompts(services)
     completions = Completions(services, prompts)
     listing = types.ListToolsResult(tools=[t.definition() for t in tools])
+    with_views = types.ListToolsResult(tools=[view.with_view(t) for t in listing.tools])
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         hide = bool(services.settings.get("hide_forbidden_tools"))
         mine = await listing_for(handler_of(ctx), tools, hide=hide)
-        return listing if mine is None else types.ListToolsResult(tools=mine)
+        if not view.wants_view(ctx):
+            return listing if mine is None else types.ListToolsResult(tools=mine)
+        return with_views if mine is None else types.ListToolsResult(tools=[view.with_view(t) for t in mine])
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        found = await resources.list_resources(ctx, params)
+        if view.wants_view(ctx):
+            found.resources.append(view.listing())
+        return found
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if params.uri != view.VIEW_URI:
+            return await resources.read(ctx, params)
+        await require(ctx, "read", params.uri)
+        return view.read()
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -87,7 +108,7 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
     ) -> types.CallToolResult:
         """Authorize and run the call: in its request, or for a task after the request has ended."""
         try:
-            call = ToolContext(services, handler, ctx, task=task)
+            call = ToolContext(services, handler, ctx, task=task, view=view.wants_view(ctx))
             if handler is None:
                 raise ToolError("This call carries no Jupyter identity and was refused.")
             for resource, action in spec.permissions:
@@ -107,12 +128,15 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
                 f"{spec.name} failed on the server (see the Jupyter server log). "
                 "Read the notebook again before retrying."
             )
+        shown = result.view
         result = bound_result(result, services.limits.max_result_bytes)
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
         content += [
             types.ImageContent(type="image", data=data, mime_type=mime) for mime, data in result.images
         ]
-        return types.CallToolResult(content=content, structured_content=result.data)
+        # The view's cells ride in _meta, which hosts give the view and not the model (MCP Apps).
+        meta = {META_KEY: view_meta(shown, handler)} if shown is not None else None
+        return types.CallToolResult(content=content, structured_content=result.data, meta=meta)
 
     async def set_logging_level(
         ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
@@ -134,9 +158,9 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_set_logging_level=set_logging_level,
-            on_list_resources=resources.list_resources,
+            on_list_resources=list_resources,
             on_list_resource_templates=resources.list_templates,
-            on_read_resource=resources.read,
+            on_read_resource=read_resource,
             on_subscribe_resource=resources.subscribe,
             on_unsubscribe_resource=resources.unsubscribe,
             on_subscriptions_listen=resources.listen,
@@ -145,6 +169,7 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
             on_completion=completions.complete,
         )
     server.extensions[EXTENSION] = {}
+    server.extensions[view.EXTENSION_ID] = {}  # MCP Apps: the view, for clients that declare it too
     server.add_request_handler("tasks/get", TaskParams, tasks.get)
     server.add_request_handler("tasks/update", UpdateTaskParams, tasks.update)
     server.add_request_handler("tasks/cancel", TaskParams, tasks.cancel)

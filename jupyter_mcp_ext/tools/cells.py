@@ -40,7 +40,7 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
     else:
         indices = list(range(len(doc.ycells)))[args.start : args.end]
     budget = outputs.Budget(ctx.services.limits)
-    cells, blocks = [], []
+    cells, blocks, shown = [], [], []
     for n, i in enumerate(indices):
         if budget.left <= 0:  # full: the rest would cost reading every source for nothing
             budget.cells_unread = len(indices) - n
@@ -70,6 +70,9 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
                 block += ["--- outputs", *rendered]
         cells.append(cell)
         blocks.append("\n".join(block))
+        if ctx.view:  # the view shows the cell whole; the agent's budget is the agent's
+            raw = nb.outputs(doc, i) if head["type"] == "code" else []
+            shown.append({**cell, "source": whole, "outputs": raw})
     notes = budget.notes()
     if notes:
         blocks.append("[" + "; ".join(notes) + ": read fewer cells at a time to see more]")
@@ -77,6 +80,7 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
         "\n".join(blocks) if blocks else "No cells in that range.",
         {"cells": cells, "truncated": budget.truncation()},
         images=budget.images,
+        view={"path": path, "cells": shown} if ctx.view else None,
     )
     whole = not args.cell_ids and args.start is None and args.end is None
     result = with_undone(ctx, path, None if whole else {c["id"] for c in cells}, result)

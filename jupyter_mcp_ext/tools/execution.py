@@ -190,7 +190,10 @@ async def _finish(
         raise
     finally:
         run.listeners.remove(listener)
-    return shape(run, ctx.services.limits, queued_note=started_here)
+    result = shape(run, ctx.services.limits, queued_note=started_here)
+    if ctx.view:
+        result.view = run_view(run)
+    return result
 
 
 async def _progress(ctx: ToolContext, progress: float, message: str) -> None:
@@ -253,6 +256,22 @@ def shape(run: Run, limits: Any, *, queued_note: bool = True) -> ToolResult:
         "truncated": budget.truncation(),
     }
     return ToolResult("\n".join(lines), data, images=budget.images)
+
+
+def run_view(run: Run) -> dict[str, Any]:
+    """The run's cells for a host's view (``apps/``): the code, its state and all its outputs."""
+    cells = [
+        {
+            "id": cell.cell_id,
+            "type": "code",
+            "source": cell.code,
+            "execution_count": cell.execution_count,
+            "status": cell.status,
+            "outputs": list(cell.model.outputs),
+        }
+        for cell in run.cells
+    ]
+    return {"path": run.path, "execution_id": run.id, "status": run.status, "cells": cells}
 
 
 def _last_line(run: Run) -> str:

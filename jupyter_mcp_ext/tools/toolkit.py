@@ -48,6 +48,7 @@ class ToolResult:
     text: str
     data: dict[str, Any]
     images: list[tuple[str, str]] = field(default_factory=list)  # (mime type, base64 data)
+    view: dict[str, Any] | None = None  # the cells for a host's view (``apps/``): never shown to the agent
 
 
 class TaskHooks(Protocol):
@@ -67,6 +68,7 @@ class ToolContext:
     on_open: Callable[[str, YNotebook], None] | None = None  # the journal's snapshot of what a call edits
     shown_cells: list[tuple[str, str]] | None = None  # (id, source) a person approved acting on
     task: TaskHooks | None = None  # set when the call runs as an MCP task
+    view: bool = False  # the client renders views (MCP Apps): tools that show cells fill ``ToolResult.view``
 
     def confirm_shown(self, tool: str, cells: list[tuple[str, str]]) -> None:
         """Refuse (a ToolError) when a person approved this call on other cells than it acts on now;
