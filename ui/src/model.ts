@@ -13,6 +13,7 @@ import {
   IAgent,
   IApproval,
   IEntry,
+  IEntrySummary,
   ICredential,
   IInfo,
   IMinted,
@@ -73,6 +74,11 @@ export class McpModel {
   /** Emitted when the server says the journal or its review changed (an edit, a Keep, an Undo, a checkpoint). */
   get journalChanged(): ISignal<this, void> {
     return this._journalChanged;
+  }
+
+  /** Emitted with each journal entry an event carries (added, kept or undone): marks follow it without a fetch. */
+  get journalEntry(): ISignal<this, IEntrySummary> {
+    return this._journalEntry;
   }
 
   /** Agents whose id the feed can name. */
@@ -203,8 +209,13 @@ export class McpModel {
     if (event.schema_id !== ACTIVITY_SCHEMA) {
       return;
     }
-    const kind = (event as { kind?: string }).kind;
-    if (kind === 'journal' || kind === 'checkpoint' || kind === 'stop') {
+    const { kind, seq, entry } = event as { kind?: string; seq?: number; entry?: IEntrySummary };
+    // A count skipped (an event lost) or gone back (the server restarted): the marks read the journal.
+    const gap = typeof seq === 'number' && this._seq !== null && seq !== this._seq + 1;
+    this._seq = typeof seq === 'number' ? seq : this._seq;
+    if (kind === 'journal' && entry && !gap) {
+      this._journalEntry.emit(entry);
+    } else if (kind === 'journal' || kind === 'checkpoint' || kind === 'stop' || gap) {
       this._journalChanged.emit();
     }
     if (kind === 'stop') {
@@ -295,5 +306,7 @@ export class McpModel {
   private _approvalRequested = new Signal<this, IApproval>(this);
   private _approvalSettled = new Signal<this, string>(this);
   private _journalChanged = new Signal<this, void>(this);
+  private _journalEntry = new Signal<this, IEntrySummary>(this);
+  private _seq: number | null = null;
   private _fetching = new Map<ListKind, { again: boolean; done: Promise<void> }>();
 }

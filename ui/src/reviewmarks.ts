@@ -2,13 +2,16 @@
  * The review marks of a notebook: a cell an agent changed that nobody kept or undid yet shows the
  * agent's colour at its edge and "<agent> changed this · <when> · Undo · Keep"; a review bar over the
  * notebook counts them, with Keep all / Undo all. The server's journal is the truth, shared by every
- * person: it is refetched on each journal event, so marks follow agents and other people live.
+ * person: each journal event carries the entry it names, so marks follow agents and other people live
+ * without a fetch; the journal is read when the notebook opens and when an event was missed. Cells an
+ * agent deleted leave a placeholder where they were (`placeholders.ts`).
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { BoxLayout, Widget } from '@lumino/widgets';
 
-import { IEntry } from './api';
+import { IEntry, IEntrySummary } from './api';
 import { McpModel } from './model';
+import { DeletedCells } from './placeholders';
 import { agentName } from './views/format';
 import { visibleText } from './views/visible';
 
@@ -54,6 +57,7 @@ export class ReviewMarks {
     readonly panel: NotebookPanel,
     readonly model: McpModel
   ) {
+    this.deleted = new DeletedCells(panel, model, entry => this._agentOf(entry), () => this.refresh());
     this.bar.addClass('jp-mcp-ReviewBar');
     this.bar.node.setAttribute('role', 'region');
     this.bar.node.setAttribute('aria-label', 'Agent changes to review');
@@ -62,6 +66,7 @@ export class ReviewMarks {
     layout.insertWidget(1, this.bar); // under the notebook's toolbar
     BoxLayout.setStretch(this.bar, 0);
     model.journalChanged.connect(this.refresh, this);
+    model.journalEntry.connect(this._onEntry, this);
     model.changed.connect(this.render, this); // an agent's name and colour come with the sessions
     panel.content.model?.cells.changed.connect(this.render, this);
     void panel.context.ready.then(() => this.refresh());
@@ -150,6 +155,7 @@ export class ReviewMarks {
 
   dispose(): void {
     this.model.journalChanged.disconnect(this.refresh, this);
+    this.model.journalEntry.disconnect(this._onEntry, this);
     this.model.changed.disconnect(this.render, this);
   }
 
@@ -179,7 +185,45 @@ export class ReviewMarks {
       const input = cell.node.querySelector(':scope > .jp-Cell-inputWrapper');
       cell.node.insertBefore(this._cellMark(id, review, key), input?.nextSibling ?? null);
     }
+    this.deleted.render(this._entries);
     this._renderBar();
+  }
+
+  /** An entry from the journal's event: merged into the marks at once (its texts, if read, kept). */
+  private _onEntry(_: McpModel, summary: IEntrySummary): void {
+    if (summary.path !== this.panel.context.path || this.panel.isDisposed) {
+      return;
+    }
+    if (summary.more_changes > 0) {
+      void this.refresh(); // too many changes for an event: read them
+      return;
+    }
+    const at = this._entries.findIndex(e => e.id <= summary.id);
+    const old = this._entries[at]?.id === summary.id ? this._entries[at] : undefined;
+    const texts = new Map((old?.changes ?? []).map(c => [`${c.kind}|${c.cell_id}`, c]));
+    const cells: { [cell: string]: { user: string; name: string } } = {};
+    summary.review?.cells.forEach(cell => (cells[cell] = old?.review?.cells[cell] ?? { user: '', name: '' }));
+    const entry: IEntry = {
+      ...old,
+      id: summary.id,
+      time: summary.time,
+      agent: summary.agent,
+      client: summary.client,
+      user: old?.user ?? '',
+      tool: summary.tool,
+      path: summary.path,
+      outcome: old?.outcome ?? 'ok',
+      revertible: summary.revertible,
+      reverted: summary.review?.state === 'undone',
+      review: summary.review && { state: summary.review.state, by: old?.review?.by ?? null, cells },
+      changes: summary.changes.map(c => {
+        const read = texts.get(`${c.kind}|${c.cell_id}`);
+        return { ...c, before: read?.before ?? null, after: read?.after ?? null };
+      })
+    };
+    // newest first, as the journal route answers
+    this._entries.splice(at < 0 ? this._entries.length : at, old ? 1 : 0, entry);
+    this.render();
   }
 
   private _cellMark(id: string, review: ICellReview, key: string): HTMLElement {
@@ -324,6 +368,8 @@ export class ReviewMarks {
   }
 
   readonly bar = new Widget();
+  /** The placeholders of cells agents deleted. */
+  readonly deleted: DeletedCells;
   private _entries: IEntry[] = [];
   private _messages = new Map<string, string>();
   private _barMessage: string | null = null;
