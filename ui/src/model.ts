@@ -33,6 +33,9 @@ const LISTS: ListKind[] = ['session', 'journal', 'policy', 'approval', 'agent'];
 /** The set-ups that can carry a header (Claude Code's is a command line: it never gets a token). */
 export const TOKEN_HOSTS = ['codex', 'cursor', 'vscode', 'json'];
 
+/** How long the feed waits after an event before it refetches (a burst of events: one fetch). */
+const FEED_DELAY_MS = 150;
+
 /** How many journal entries the feed shows. */
 export const FEED_LIMIT = 200;
 
@@ -220,14 +223,30 @@ export class McpModel {
     }
     if (kind === 'stop') {
       LISTS.filter(list => list !== 'policy').forEach(list => void this.refresh(list));
-    } else if (kind === 'journal' || kind === 'session' || kind === 'policy' || kind === 'approval') {
+    } else if (kind === 'journal') {
+      this._feedSoon();
+    } else if (kind === 'session' || kind === 'policy' || kind === 'approval') {
       void this.refresh(kind);
       if (kind === 'session') {
         // An agent's state decides the feed's colours and names, and its journal may have grown;
         // a credential's policy or revocation is announced as a session change too.
-        void this.refresh('journal');
+        this._feedSoon();
         void this.refresh('agent');
       }
+    }
+  }
+
+  /**
+   * Refetch the feed a little later, once for a burst of events: an agent's call announces itself
+   * (editing), its entry and its end (idle), and the review marks, which follow the entry's event
+   * itself, must not wait behind the page handling three feeds.
+   */
+  private _feedSoon(): void {
+    if (this._feedTimer === null) {
+      this._feedTimer = setTimeout(() => {
+        this._feedTimer = null;
+        void this.refresh('journal');
+      }, FEED_DELAY_MS);
     }
   }
 
@@ -308,5 +327,6 @@ export class McpModel {
   private _journalChanged = new Signal<this, void>(this);
   private _journalEntry = new Signal<this, IEntrySummary>(this);
   private _seq: number | null = null;
+  private _feedTimer: ReturnType<typeof setTimeout> | null = null;
   private _fetching = new Map<ListKind, { again: boolean; done: Promise<void> }>();
 }
