@@ -11,6 +11,9 @@ import json
 import httpx
 from httpx_ws import aconnect_ws
 
+from jupyter_mcp_ext.people.journal import Change, Entry
+from jupyter_mcp_ext.people.journal_store import from_record, record
+
 from .mcp_client import ok
 
 SCHEMA_ID = "https://jupyter-mcp-ext.readthedocs.io/events/activity"
@@ -103,3 +106,13 @@ async def test_a_journal_event_carries_the_entry_a_mark_needs_and_its_place_with
         kept = await next_journal()
         assert kept["entry"]["review"] == {"state": "kept", "cells": [first]}
         assert kept["seq"] > event["seq"]
+
+
+def test_a_deleted_cells_place_is_kept_in_the_journal_file_so_a_restart_keeps_its_placeholder():
+    cell = {"id": "b", "cell_type": "markdown", "source": "# b", "metadata": {}}
+    undo = {"index": 1, "cell": cell, "neighbours": ["a", "c"]}
+    entry = Entry(7, 1.0, "s1", "Claude Code", "me", "delete_cells", "d.ipynb")
+    entry.changes = [Change("delete", "b", "# b", None, undo)]
+    back = from_record(record(entry))
+    assert back.changes[0].to_json()["where"] == {"after": "a", "before": "c", "index": 1, "type": "markdown"}
+    assert back.summary() == entry.summary()
