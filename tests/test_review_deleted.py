@@ -50,10 +50,15 @@ async def test_a_deleted_cell_leaves_a_placeholder_where_it_was_that_a_reload_ke
         connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
     ):
         _, b, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        reads: list[str] = []  # the marks' reads of the notebook's journal from now on
+        tab.page.on(
+            "request", lambda r: reads.append(r.url) if "api/mcp/journal?limit=1000&path" in r.url else None
+        )
         await ok(agent, "delete_cells", path=path, cell_ids=[b])
         await expect(tab.cells).to_have_count(2)
         placeholder = tab.page.locator(PLACEHOLDER)
         await expect(placeholder).to_contain_text("A cell deleted by Claude Code · ")
+        assert reads == []  # it came with the journal's event, no fetch
         # Where b was: at the end of the cell before it (a), over the cell after it (c).
         await expect(tab.cell(0).locator(".jp-mcp-DeletedCells")).to_have_attribute("data-side", "after")
         box, under = await placeholder.bounding_box(), await tab.cell(1).bounding_box()
@@ -90,12 +95,15 @@ async def test_keep_removes_the_placeholder_of_cells_deleted_together_for_every_
             await expect(page.cells).to_have_count(2)
             await expect(page.page.locator(PLACEHOLDER)).to_have_count(1)  # one for the two cells
             await expect(page.page.locator(PLACEHOLDER)).to_contain_text("2 cells deleted by Claude Code")
+        bar = tab.page.locator(".jp-NotebookPanel .jp-mcp-ReviewBar")
+        await expect(bar).to_contain_text("2 cells deleted by Claude Code since ")  # counted with the rest
         await shots.keep(other.page.locator(".jp-NotebookPanel:visible"), "deleted-two-cells")
 
         await tab.page.locator(PLACEHOLDER).get_by_role("button", name="Keep the cells deleted").click()
         await expect(tab.page.locator(PLACEHOLDER)).to_have_count(0)
         await expect(other.page.locator(PLACEHOLDER)).to_have_count(0)  # the other person's tab too
         assert await states(panel, path) == ["kept"]
+        await expect(bar).to_be_hidden()
         await expect(tab.cells).to_have_count(2)
 
         # Never a cell: the live document and the saved file hold the two cells left, nothing else.

@@ -52,14 +52,16 @@ export class DeletedCells {
     readonly refresh: () => Promise<void>
   ) {}
 
-  /** How many deleted cells wait for review. */
+  /** How many deleted cells wait for review, and the agents (by name) that deleted them. */
   count = 0;
+  agents = new Set<string>();
 
   render(entries: IEntry[]): void {
     const live = new Map<string, number>();
     this.panel.content.widgets.forEach((cell, i) => live.set(cell.model.id, i));
     const groups = this._groups(entries, live);
     this.count = groups.reduce((n, g) => n + g.cells.length, 0);
+    this.agents = new Set(groups.map(g => this.agentOf(g.entry).name));
     const wanted = new Map(groups.map(g => [this._key(g), g]));
     const root = this.panel.content.node;
     root.querySelectorAll(`.${PLACEHOLDER}`).forEach(node => {

@@ -16,6 +16,8 @@ import { agentName } from './views/format';
 import { visibleText } from './views/visible';
 
 const REVIEWED = 'jp-mcp-mod-reviewCell';
+/** Entries of the notebook held for its marks: what one read of its journal answers. */
+const ENTRIES_KEPT = 1000;
 const REVIEW = 'jp-mcp-ReviewMark';
 /** Agents' names and colours by session id, as their sessions said while alive. */
 const SEEN = new Map<string, { name: string; color: string }>();
@@ -221,8 +223,9 @@ export class ReviewMarks {
         return { ...c, before: read?.before ?? null, after: read?.after ?? null };
       })
     };
-    // newest first, as the journal route answers
+    // newest first, as the journal route answers, and as many as it answers
     this._entries.splice(at < 0 ? this._entries.length : at, old ? 1 : 0, entry);
+    this._entries.length = Math.min(this._entries.length, ENTRIES_KEPT);
     this.render();
   }
 
@@ -259,22 +262,29 @@ export class ReviewMarks {
     const pending = this._entries.filter(e => e.review?.state === 'pending');
     const agents = new Set<string>(); // the agents of the changes the marks show, by name
     this.pending.forEach(review => review.agents.forEach(agent => agents.add(agent.name)));
+    this.deleted.agents.forEach(name => agents.add(name));
+    const deleted = this.deleted.count;
     const since = pending.map(e => e.time).sort()[0];
-    const key = JSON.stringify([this.pending.size, [...agents], since, this._barMessage]);
+    const key = JSON.stringify([this.pending.size, deleted, [...agents], since, this._barMessage]);
     if (this.bar.node.dataset.key === key) {
       return; // unchanged: keep the buttons (and their focus)
     }
     const node = this.bar.node;
     node.dataset.key = key;
     node.textContent = '';
-    this.bar.setHidden(this.pending.size === 0 && !this._barMessage);
+    const waiting = this.pending.size > 0 || deleted > 0;
+    this.bar.setHidden(!waiting && !this._barMessage);
     const count = document.createElement('span');
     count.className = 'jp-mcp-ReviewCount';
-    const cells = this.pending.size === 1 ? '1 cell' : `${this.pending.size} cells`;
+    const cells = (n: number) => (n === 1 ? '1 cell' : `${n} cells`);
+    const what = [
+      ...(this.pending.size ? [`${cells(this.pending.size)} changed`] : []),
+      ...(deleted ? [`${cells(deleted)} deleted`] : [])
+    ].join(', ');
     const who = names([...agents].map(name => ({ name })));
-    count.textContent = this.pending.size ? `${cells} changed by ${who} since ${hhmm(since ?? '')}` : '';
+    count.textContent = waiting ? `${what} by ${who} since ${hhmm(since ?? '')}` : '';
     node.append(count);
-    if (this.pending.size) {
+    if (waiting) {
       node.append(
         button('Keep all', 'Keep all agent changes in this notebook', () => void this.keepAll()),
         button('Undo all', 'Undo all agent changes in this notebook', () => void this.undoAll())
