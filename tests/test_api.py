@@ -128,7 +128,10 @@ async def test_the_panel_hears_of_journal_policy_and_approval_changes_on_the_eve
             await panel.post(f"approvals/{approval_id}", {"decision": "deny"})
             assert (await next_event("approval"))["id"] == approval_id  # no longer waiting
             assert (await call).is_error
-    assert all(set(e) == {"schema_id", "kind", "id"} for e in events), events
+    # what changed and which, a count to notice a lost one, and for the journal what a mark needs
+    assert all(set(e) - {"entry"} == {"schema_id", "kind", "id", "seq"} for e in events), events
+    assert all(("entry" in e) == (e["kind"] == "journal") for e in events), events
+    assert not any("x = 2" in json.dumps(e) for e in events)  # no text of the notebook
 
 
 async def test_sessions_list_each_agent_and_the_journal_names_it(

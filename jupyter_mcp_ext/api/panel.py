@@ -70,7 +70,7 @@ class Panel:
                 store.drop(entry_id)  # over today's bounds
             journal.on_change(store.put)
             journal.on_drop(store.drop)
-        journal.on_change(lambda entry: events.emit("journal", entry.id))
+        journal.on_change(lambda entry: events.emit("journal", entry.id, entry.summary()))
         path = (
             Path(policy_file) if policy_file else Path(jupyter_data_dir()) / "jupyter_mcp_ext" / "policy.json"
         )

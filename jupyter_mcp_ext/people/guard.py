@@ -116,11 +116,9 @@ class Guard:
                 if entry.outcome != "denied":
                     recorder.notebooks_after(entry.outcome == "ok")
             with contextlib.suppress(Exception):  # a journal that fails must not fail the call
-                entry.changes = (
-                    await asyncio.shield(recorder.after(entry.outcome == "ok"))
-                    if entry.outcome != "denied"
-                    else []
-                )
+                done = entry.outcome == "ok"
+                now = recorder.after_now(done) if entry.outcome != "denied" else []
+                entry.changes = now if now is not None else await asyncio.shield(recorder.after(done))
             entry.path = recorder.path or entry.path
             if kind == "run" and entry.outcome == "ok":
                 entry.note = KERNEL_NOTE

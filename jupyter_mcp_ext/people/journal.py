@@ -20,6 +20,7 @@ SHOWN_CHARS = 4000  # of a change's before/after text in the API; the journal ke
 FIELD_CHARS = {"path": 1000, "error": 2000, "note": 2000}  # kept of an entry's texts (an agent's input)
 NAME_CHARS = 200  # kept of a tool, agent, client or user name
 ENTRY_BYTES = 400  # what an entry costs beyond its texts and changes
+MAX_SUMMARY_CHANGES = 500  # changes an entry's event names; a mark fetches the entry for more
 MAX_AGENTS_DROPPED = 10_000  # agents whose newest dropped entry is remembered, to say so on a revert
 
 
@@ -52,6 +53,32 @@ class Change:
         }
         if not self.undo.get("revertible", True):
             data["why"] = shown(str(self.undo.get("why", "")), FIELD_CHARS["error"])  # why no revert
+        where = self.where
+        if where is not None:
+            data["where"] = where
+        return data
+
+    @property
+    def where(self) -> dict[str, Any] | None:
+        """Where a deleted cell was: the ids of the cells just before and after it then, and its
+        index; a restore puts it back there (``revert._slot``), a placeholder shows it there."""
+        if self.kind != "delete" or "neighbours" not in self.undo:
+            return None
+        after, before = self.undo["neighbours"]
+        cell = self.undo.get("cell") or {}
+        return {
+            "after": after,
+            "before": before,
+            "index": self.undo.get("index"),
+            "type": cell.get("cell_type"),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """What a review mark needs of it (no text): the cell, the kind, and a deleted cell's place."""
+        data: dict[str, Any] = {"cell_id": self.cell_id, "kind": self.kind}
+        where = self.where
+        if where is not None:
+            data["where"] = where
         return data
 
 
@@ -122,6 +149,24 @@ class Entry:
             "review": self.review,
             "changes": [c.to_json() for c in self.changes],
             "note": self.note,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The entry as a review mark needs it, sent in the journal's event so that marks follow
+        without a fetch: who, where, which cells and how, and its review state; no texts and no
+        person's name (the journal route has those)."""
+        review = self.review
+        return {
+            "id": self.id,
+            "time": iso(self.time),
+            "agent": self.agent,
+            "client": self.client,
+            "tool": self.tool,
+            "path": self.path,
+            "revertible": self.revertible,
+            "review": None if review is None else {"state": review["state"], "cells": sorted(self.kept)},
+            "changes": [c.summary() for c in self.changes[:MAX_SUMMARY_CHANGES]],
+            "more_changes": max(0, len(self.changes) - MAX_SUMMARY_CHANGES),
         }
 
 

@@ -100,6 +100,16 @@ class Recorder:
         change (and a revert would take them out)."""
         self._notebook_changes = self._diff_notebooks(ok)
 
+    def after_now(self, ok: bool) -> list[Change] | None:
+        """What ``after`` finds, when that needs no await (a call on notebooks only, the usual
+        case); None when it does. The entry then goes out in the same loop iteration as the
+        call's edit, and a person's review mark does not wait behind whatever else the loop runs."""
+        if not self._notebooks and self._raw is not None:
+            return None
+        if self._file and (not self._notebooks or self._file["path"] not in self._notebooks):
+            return None
+        return self._notebook_changes if self._notebook_changes is not None else self._diff_notebooks(ok)
+
     async def after(self, ok: bool) -> list[Change]:
         found = self._notebook_changes if self._notebook_changes is not None else self._diff_notebooks(ok)
         if not self._notebooks and self._raw is not None:  # failed before it opened it

@@ -120,7 +120,7 @@ class Reverter:
             except ToolError as err:
                 raise Conflict(f"the notebook cannot be opened: {err}") from err
             # Plan every step before changing anything: a conflict leaves the notebook as it is.
-            steps = [_plan(doc, change) for change in reversed(cell_changes)]
+            steps = [_plan(doc, change) for change in _undo_order(cell_changes)]
             with doc.ydoc.transaction():
                 for step in steps:
                     step()
@@ -207,6 +207,18 @@ def _plan(doc: Any, change: Change) -> Step:
         return planner(doc, change)
     except Conflict as err:
         raise Conflict(str(err), change.cell_id) from None
+
+
+def _undo_order(changes: list[Change]) -> list[Change]:
+    """Newest first, but deleted cells back in their old order, first to last: each then finds the
+    cell that preceded it already back (``_slot``), so cells deleted together come back together
+    even when people added cells after them since."""
+    order = list(reversed(changes))
+    deletes = sorted((c for c in order if c.kind == "delete"), key=lambda c: c.undo.get("index", 0))
+    if len(deletes) < 2:
+        return order
+    slots = iter(deletes)
+    return [next(slots) if c.kind == "delete" else c for c in order]
 
 
 def _index(doc: Any, cell_id: str | None) -> int | None:

@@ -69,6 +69,23 @@ export interface IChange {
   kind: 'insert' | 'update' | 'delete' | 'move' | 'outputs' | 'file';
   before: string | null;
   after: string | null;
+  /** A deleted cell's place: the cells just after and before which it was, its index and type. */
+  where?: { after: string | null; before: string | null; index: number; type?: string | null };
+}
+
+/** A journal entry as its event carries it: what a review mark needs, no texts, no person's name. */
+export interface IEntrySummary {
+  id: number;
+  time: string;
+  agent: string;
+  client: string;
+  tool: string;
+  path?: string | null;
+  revertible: boolean;
+  review: { state: 'pending' | 'kept' | 'undone'; cells: string[] } | null;
+  changes: { cell_id: string; kind: IChange['kind']; where?: IChange['where'] }[];
+  /** Changes the event left out: the mark reads the journal for them. */
+  more_changes: number;
 }
 
 export interface IEntry {

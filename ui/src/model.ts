@@ -13,6 +13,7 @@ import {
   IAgent,
   IApproval,
   IEntry,
+  IEntrySummary,
   ICredential,
   IInfo,
   IMinted,
@@ -31,6 +32,9 @@ const LISTS: ListKind[] = ['session', 'journal', 'policy', 'approval', 'agent'];
 
 /** The set-ups that can carry a header (Claude Code's is a command line: it never gets a token). */
 export const TOKEN_HOSTS = ['codex', 'cursor', 'vscode', 'json'];
+
+/** How long the feed waits after an event before it refetches (a burst of events: one fetch). */
+const FEED_DELAY_MS = 150;
 
 /** How many journal entries the feed shows. */
 export const FEED_LIMIT = 200;
@@ -73,6 +77,11 @@ export class McpModel {
   /** Emitted when the server says the journal or its review changed (an edit, a Keep, an Undo, a checkpoint). */
   get journalChanged(): ISignal<this, void> {
     return this._journalChanged;
+  }
+
+  /** Emitted with each journal entry an event carries (added, kept or undone): marks follow it without a fetch. */
+  get journalEntry(): ISignal<this, IEntrySummary> {
+    return this._journalEntry;
   }
 
   /** Agents whose id the feed can name. */
@@ -203,20 +212,41 @@ export class McpModel {
     if (event.schema_id !== ACTIVITY_SCHEMA) {
       return;
     }
-    const kind = (event as { kind?: string }).kind;
-    if (kind === 'journal' || kind === 'checkpoint' || kind === 'stop') {
+    const { kind, seq, entry } = event as { kind?: string; seq?: number; entry?: IEntrySummary };
+    // A count skipped (an event lost) or gone back (the server restarted): the marks read the journal.
+    const gap = typeof seq === 'number' && this._seq !== null && seq !== this._seq + 1;
+    this._seq = typeof seq === 'number' ? seq : this._seq;
+    if (kind === 'journal' && entry && !gap) {
+      this._journalEntry.emit(entry);
+    } else if (kind === 'journal' || kind === 'checkpoint' || kind === 'stop' || gap) {
       this._journalChanged.emit();
     }
     if (kind === 'stop') {
       LISTS.filter(list => list !== 'policy').forEach(list => void this.refresh(list));
-    } else if (kind === 'journal' || kind === 'session' || kind === 'policy' || kind === 'approval') {
+    } else if (kind === 'journal') {
+      this._feedSoon();
+    } else if (kind === 'session' || kind === 'policy' || kind === 'approval') {
       void this.refresh(kind);
       if (kind === 'session') {
         // An agent's state decides the feed's colours and names, and its journal may have grown;
         // a credential's policy or revocation is announced as a session change too.
-        void this.refresh('journal');
+        this._feedSoon();
         void this.refresh('agent');
       }
+    }
+  }
+
+  /**
+   * Refetch the feed a little later, once for a burst of events: an agent's call announces itself
+   * (editing), its entry and its end (idle), and the review marks, which follow the entry's event
+   * itself, must not wait behind the page handling three feeds.
+   */
+  private _feedSoon(): void {
+    if (this._feedTimer === null) {
+      this._feedTimer = setTimeout(() => {
+        this._feedTimer = null;
+        void this.refresh('journal');
+      }, FEED_DELAY_MS);
     }
   }
 
@@ -295,5 +325,8 @@ export class McpModel {
   private _approvalRequested = new Signal<this, IApproval>(this);
   private _approvalSettled = new Signal<this, string>(this);
   private _journalChanged = new Signal<this, void>(this);
+  private _journalEntry = new Signal<this, IEntrySummary>(this);
+  private _seq: number | null = null;
+  private _feedTimer: ReturnType<typeof setTimeout> | null = null;
   private _fetching = new Map<ListKind, { again: boolean; done: Promise<void> }>();
 }

@@ -2,17 +2,22 @@
  * The review marks of a notebook: a cell an agent changed that nobody kept or undid yet shows the
  * agent's colour at its edge and "<agent> changed this · <when> · Undo · Keep"; a review bar over the
  * notebook counts them, with Keep all / Undo all. The server's journal is the truth, shared by every
- * person: it is refetched on each journal event, so marks follow agents and other people live.
+ * person: each journal event carries the entry it names, so marks follow agents and other people live
+ * without a fetch; the journal is read when the notebook opens and when an event was missed. Cells an
+ * agent deleted leave a placeholder where they were (`placeholders.ts`).
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { BoxLayout, Widget } from '@lumino/widgets';
 
-import { IEntry } from './api';
+import { IEntry, IEntrySummary } from './api';
 import { McpModel } from './model';
+import { DeletedCells } from './placeholders';
 import { agentName } from './views/format';
 import { visibleText } from './views/visible';
 
 const REVIEWED = 'jp-mcp-mod-reviewCell';
+/** Entries of the notebook held for its marks: what one read of its journal answers. */
+const ENTRIES_KEPT = 1000;
 const REVIEW = 'jp-mcp-ReviewMark';
 /** Agents' names and colours by session id, as their sessions said while alive. */
 const SEEN = new Map<string, { name: string; color: string }>();
@@ -54,6 +59,7 @@ export class ReviewMarks {
     readonly panel: NotebookPanel,
     readonly model: McpModel
   ) {
+    this.deleted = new DeletedCells(panel, model, entry => this._agentOf(entry), () => this.refresh());
     this.bar.addClass('jp-mcp-ReviewBar');
     this.bar.node.setAttribute('role', 'region');
     this.bar.node.setAttribute('aria-label', 'Agent changes to review');
@@ -62,6 +68,7 @@ export class ReviewMarks {
     layout.insertWidget(1, this.bar); // under the notebook's toolbar
     BoxLayout.setStretch(this.bar, 0);
     model.journalChanged.connect(this.refresh, this);
+    model.journalEntry.connect(this._onEntry, this);
     model.changed.connect(this.render, this); // an agent's name and colour come with the sessions
     panel.content.model?.cells.changed.connect(this.render, this);
     void panel.context.ready.then(() => this.refresh());
@@ -150,6 +157,7 @@ export class ReviewMarks {
 
   dispose(): void {
     this.model.journalChanged.disconnect(this.refresh, this);
+    this.model.journalEntry.disconnect(this._onEntry, this);
     this.model.changed.disconnect(this.render, this);
   }
 
@@ -179,7 +187,46 @@ export class ReviewMarks {
       const input = cell.node.querySelector(':scope > .jp-Cell-inputWrapper');
       cell.node.insertBefore(this._cellMark(id, review, key), input?.nextSibling ?? null);
     }
+    this.deleted.render(this._entries);
     this._renderBar();
+  }
+
+  /** An entry from the journal's event: merged into the marks at once (its texts, if read, kept). */
+  private _onEntry(_: McpModel, summary: IEntrySummary): void {
+    if (summary.path !== this.panel.context.path || this.panel.isDisposed) {
+      return;
+    }
+    if (summary.more_changes > 0) {
+      void this.refresh(); // too many changes for an event: read them
+      return;
+    }
+    const at = this._entries.findIndex(e => e.id <= summary.id);
+    const old = this._entries[at]?.id === summary.id ? this._entries[at] : undefined;
+    const texts = new Map((old?.changes ?? []).map(c => [`${c.kind}|${c.cell_id}`, c]));
+    const cells: { [cell: string]: { user: string; name: string } } = {};
+    summary.review?.cells.forEach(cell => (cells[cell] = old?.review?.cells[cell] ?? { user: '', name: '' }));
+    const entry: IEntry = {
+      ...old,
+      id: summary.id,
+      time: summary.time,
+      agent: summary.agent,
+      client: summary.client,
+      user: old?.user ?? '',
+      tool: summary.tool,
+      path: summary.path,
+      outcome: old?.outcome ?? 'ok',
+      revertible: summary.revertible,
+      reverted: summary.review?.state === 'undone',
+      review: summary.review && { state: summary.review.state, by: old?.review?.by ?? null, cells },
+      changes: summary.changes.map(c => {
+        const read = texts.get(`${c.kind}|${c.cell_id}`);
+        return { ...c, before: read?.before ?? null, after: read?.after ?? null };
+      })
+    };
+    // newest first, as the journal route answers, and as many as it answers
+    this._entries.splice(at < 0 ? this._entries.length : at, old ? 1 : 0, entry);
+    this._entries.length = Math.min(this._entries.length, ENTRIES_KEPT);
+    this.render();
   }
 
   private _cellMark(id: string, review: ICellReview, key: string): HTMLElement {
@@ -215,22 +262,29 @@ export class ReviewMarks {
     const pending = this._entries.filter(e => e.review?.state === 'pending');
     const agents = new Set<string>(); // the agents of the changes the marks show, by name
     this.pending.forEach(review => review.agents.forEach(agent => agents.add(agent.name)));
+    this.deleted.agents.forEach(name => agents.add(name));
+    const deleted = this.deleted.count;
     const since = pending.map(e => e.time).sort()[0];
-    const key = JSON.stringify([this.pending.size, [...agents], since, this._barMessage]);
+    const key = JSON.stringify([this.pending.size, deleted, [...agents], since, this._barMessage]);
     if (this.bar.node.dataset.key === key) {
       return; // unchanged: keep the buttons (and their focus)
     }
     const node = this.bar.node;
     node.dataset.key = key;
     node.textContent = '';
-    this.bar.setHidden(this.pending.size === 0 && !this._barMessage);
+    const waiting = this.pending.size > 0 || deleted > 0;
+    this.bar.setHidden(!waiting && !this._barMessage);
     const count = document.createElement('span');
     count.className = 'jp-mcp-ReviewCount';
-    const cells = this.pending.size === 1 ? '1 cell' : `${this.pending.size} cells`;
+    const cells = (n: number) => (n === 1 ? '1 cell' : `${n} cells`);
+    const what = [
+      ...(this.pending.size ? [`${cells(this.pending.size)} changed`] : []),
+      ...(deleted ? [`${cells(deleted)} deleted`] : [])
+    ].join(', ');
     const who = names([...agents].map(name => ({ name })));
-    count.textContent = this.pending.size ? `${cells} changed by ${who} since ${hhmm(since ?? '')}` : '';
+    count.textContent = waiting ? `${what} by ${who} since ${hhmm(since ?? '')}` : '';
     node.append(count);
-    if (this.pending.size) {
+    if (waiting) {
       node.append(
         button('Keep all', 'Keep all agent changes in this notebook', () => void this.keepAll()),
         button('Undo all', 'Undo all agent changes in this notebook', () => void this.undoAll())
@@ -324,6 +378,8 @@ export class ReviewMarks {
   }
 
   readonly bar = new Widget();
+  /** The placeholders of cells agents deleted. */
+  readonly deleted: DeletedCells;
   private _entries: IEntry[] = [];
   private _messages = new Map<string, string>();
   private _barMessage: string | null = null;
