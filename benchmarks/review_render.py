@@ -5,7 +5,9 @@ agent changes every cell of both (one ``update_cell`` each), then a person's Kee
 marks of one. Headless Chromium opens each in turn (alternating, fresh page each time) and measures
 from navigation: the first cell on screen (with its mark, for the marked copy), every cell (and
 every mark) in the page, and a scroll of the whole notebook top to bottom in a fixed number of
-steps, each waiting for two frames (vsync off, so a frame costs what its work costs). The ratios
+steps, each waiting for two frames (vsync off, so a frame costs what its work costs); and the page's
+main-thread CPU time for the opening and for the scroll, which a loaded machine disturbs far less
+than wall-clock time. The ratios
 marked / plain are of the medians, same run; the issue's target is at most 1.2x.
 
     python -m benchmarks.review_render [--cells 500] [--rounds 5]
@@ -113,6 +115,13 @@ async def agent_changes_every_cell(server: JupyterServer, names: list[str], cell
             await asyncio.gather(*(change(name, i, cid) for i, cid in enumerate(ids)))
 
 
+async def main_thread_cpu(cdp: Any) -> float:
+    """Milliseconds the page's main thread has worked (Chromium's ``TaskDuration``): unlike wall-clock
+    time, it barely moves when other processes load the machine."""
+    metrics = (await cdp.send("Performance.getMetrics"))["metrics"]
+    return 1000 * next(m["value"] for m in metrics if m["name"] == "TaskDuration")
+
+
 async def open_and_scroll(
     page: Page, server: JupyterServer, name: str, cells: int, marked: bool
 ) -> dict[str, float]:
@@ -120,17 +129,27 @@ async def open_and_scroll(
         f"document.addEventListener('DOMContentLoaded', () => {{ document.body.dataset.expectMarks = "
         f"'{int(marked)}'; ({WATCH})({cells}); }});"
     )
+    cdp = await page.context.new_cdp_session(page)
+    await cdp.send("Performance.enable")
     # A workspace of its own each time: JupyterLab would reopen the notebooks of earlier rounds too.
     workspace = secrets.token_hex(4)
     await page.goto(f"{server.url}lab/workspaces/{workspace}/tree/{quote(name)}?token={server.token}")
     await page.wait_for_function("window.__t && window.__t.all", timeout=180_000, polling=200)
     times = await page.evaluate("window.__t")
     await page.wait_for_timeout(1000)  # let the page settle (fonts, late fetches) before scrolling
+    opened = await main_thread_cpu(cdp)
     scroll = await page.evaluate(SCROLL, SCROLL_STEPS)
-    return {"first": times["first"], "all": times["all"], "scroll": scroll["total"], "worst": scroll["worst"]}
+    return {
+        "first": times["first"],
+        "all": times["all"],
+        "scroll": scroll["total"],
+        "worst": scroll["worst"],
+        "open_cpu": opened,
+        "scroll_cpu": await main_thread_cpu(cdp) - opened,
+    }
 
 
-async def measure(cells: int, rounds: int) -> dict[str, Any]:
+async def measure(cells: int, rounds: int, warmup: bool = True) -> dict[str, Any]:
     server = lab_server()
     server.start()
     try:
@@ -143,7 +162,7 @@ async def measure(cells: int, rounds: int) -> dict[str, Any]:
                 executable_path=str(CHROMIUM), headless=True, args=[*CHROMIUM_ARGS, *UNPACED]
             )
             try:
-                for r in range(rounds + 1):  # round 0 warms the server and the browser's cache up
+                for r in range(0 if warmup else 1, rounds + 1):  # round 0 warms the server and the cache up
                     for kind in ("marked", "plain") if r % 2 else ("plain", "marked"):
                         context = await browser.new_context(viewport={"width": 1280, "height": 860})
                         page = await context.new_page()
@@ -181,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         "all": "every cell shown",
         "scroll": "scroll, whole notebook",
         "worst": "slowest scroll step",
+        "open_cpu": "open, main-thread CPU",
+        "scroll_cpu": "scroll, main-thread CPU",
     }
     for key, label in names.items():
         ratio = result["ratios"][key]

@@ -101,3 +101,39 @@ async def test_show_diff_has_a_chunk_per_change_the_person_types_on_and_rejects_
         assert await states(panel, path) == ["kept", "kept"]
         await expect(tab.lines(0)).to_have_text(rejected)
         assert z  # the other cell was never touched
+
+
+async def test_an_agent_change_while_the_diff_is_open_is_one_more_chunk_and_undo_closes_it(
+    server_url, jp_auth_header, token, make_notebook, panel
+):
+    path = make_notebook("live.ipynb", cells=[source(LINES)])
+    async with (
+        lab_tab(server_url, token, path) as tab,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+    ):
+        (a,) = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
+        await ok(agent, "update_cell", path=path, cell_id=a, old_string="a = 1", new_string="a = 10")
+        await expect(tab.lines(0).nth(0)).to_have_text("a = 10")
+        await button(mark(tab, 0), SHOW).click()
+        await expect(chunks(tab, 0)).to_have_count(1)
+
+        await ok(agent, "update_cell", path=path, cell_id=a, old_string="g = 7", new_string="g = 70")
+        await expect(chunks(tab, 0)).to_have_count(2)  # live: the agent's next change is a chunk too
+        await expect(tab.cell(0).locator(".cm-deletedLine")).to_have_text(["a = 1", "g = 7"])
+
+        await button(mark(tab, 0), "Undo the agent change in this cell").click()
+        await expect(tab.lines(0)).to_have_text(LINES)  # both changes undone on the server
+        await expect(chunks(tab, 0)).to_have_count(0)
+        await expect(tab.cell(0).locator(".jp-mcp-mod-diffOpen")).to_have_count(0)
+        await expect(mark(tab, 0)).to_have_count(0)
+        assert await states(panel, path) == ["undone", "undone"]
+
+        # Hide diff, and a diff with nothing in it, from the keyboard.
+        await ok(agent, "update_cell", path=path, cell_id=a, old_string="b = 2", new_string="b = 20")
+        show = button(mark(tab, 0), SHOW)
+        await show.focus()
+        await tab.page.keyboard.press("Enter")
+        await expect(chunks(tab, 0)).to_have_count(1)
+        await button(mark(tab, 0), HIDE).click()
+        await expect(chunks(tab, 0)).to_have_count(0)
+        await expect(tab.lines(0).nth(1)).to_have_text("b = 20")  # hiding changes no text
