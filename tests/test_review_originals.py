@@ -5,7 +5,10 @@ missing cell is refused with what to do."""
 
 from __future__ import annotations
 
+import httpx
+
 from .mcp_client import ok
+from .test_agent_tokens import mint
 
 
 async def _when(panel, path: str, cell_id: str, current: str) -> dict:
@@ -67,3 +70,12 @@ async def test_an_original_that_cannot_be_exact_is_the_text_before_and_says_so(
         await person.wait_for(lambda nb: person.sources() == ["rate = 25"])
         diff = await _when(panel, path, a, "rate = 25")
         assert (diff["original"], diff["exact"]) == ("rate = 1", False)
+
+
+async def test_the_diff_route_takes_people_only(server_url, panel):
+    _, bearer = await mint(panel)
+    async with httpx.AsyncClient(headers=bearer) as http:
+        response = await http.get(
+            f"{server_url}api/mcp/review/diff", params={"path": "a.ipynb", "cell_id": "x"}
+        )
+    assert response.status_code == 403 and "only people" in response.text
