@@ -1,4 +1,5 @@
-"""The panel's review routes under ``<base_url>/api/mcp/``: Keep, checkpoints, undo since one.
+"""The panel's review routes under ``<base_url>/api/mcp/``: Keep, checkpoints, undo since one, and the
+two sides of a cell's diff (``review/diff``) for the merge view in the cell.
 
 Undo of one entry (or an agent's entries) is ``revert`` (``handlers.py``). Like every panel route,
 these take people only (Jupyter's auth, XSRF for cookies; agent credentials refused), and a Keep or
@@ -14,6 +15,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 
 from ..people.agents import person_of
+from ..people.originals import diff_of
 from ..people.review import NotFound, Review, ReviewConflict
 from .handlers import PanelHandler, _int
 from .panel import Panel
@@ -101,11 +103,28 @@ class UndoSinceHandler(PanelHandler):
         self.answer(result, 409 if result["conflicts"] and not result["reverted"] else 200)
 
 
+class DiffHandler(PanelHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        path, cell_id = self.get_query_argument("path", ""), self.get_query_argument("cell_id", "")
+        if not path or not cell_id:
+            raise web.HTTPError(400, "Give ?path=<notebook>&cell_id=<id>.")
+        review = _review(self)
+        try:
+            self.answer(await diff_of(review.journal, review.reverter.services, path, cell_id))
+        except NotFound as err:
+            raise web.HTTPError(404, str(err)) from err
+        except ReviewConflict as err:
+            raise web.HTTPError(409, str(err)) from err
+
+
 def routes(base_url: str, panel: Panel) -> list[tuple[str, type[PanelHandler], dict[str, Any]]]:
     prefix = url_path_join(base_url, "api", "mcp")
     table: list[tuple[str, type[PanelHandler]]] = [
         ("keep", KeepHandler),
         ("checkpoints", CheckpointsHandler),
         ("checkpoints/undo", UndoSinceHandler),
+        ("review/diff", DiffHandler),
     ]
     return [(url_path_join(prefix, path), handler, {"panel": panel}) for path, handler in table]

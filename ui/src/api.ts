@@ -114,6 +114,17 @@ export interface IEntry {
   } | null;
 }
 
+/** The two sides of a cell's diff: its text without the agents' pending changes, and now. */
+export interface ICellDiff {
+  path: string;
+  cell_id: string;
+  original: string;
+  current: string;
+  /** False when the original is the text before the oldest change (people edited the agent's text). */
+  exact: boolean;
+  entries: number[];
+}
+
 export interface IApproval {
   id: string;
   agent: string;
@@ -192,6 +203,12 @@ export class McpApi {
   /** Undo the pending agent changes in one cell; a 409 answers why nothing changed. */
   undoCell(path: string, cellId: string): Promise<Partial<IRevertResult> & { message?: string }> {
     return this._request('revert', { path, cell_id: cellId }, [409]);
+  }
+
+  /** What the cell held before the agents' changes waiting for review (a 409 says why there is none). */
+  reviewDiff(path: string, cellId: string): Promise<ICellDiff & { message?: string }> {
+    const query = `path=${encodeURIComponent(path)}&cell_id=${encodeURIComponent(cellId)}`;
+    return this._request(`review/diff?${query}`, undefined, [404, 409]);
   }
 
   revertSince(agent: string, since: number): Promise<IRevertResult> {

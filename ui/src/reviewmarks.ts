@@ -10,6 +10,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { BoxLayout, Widget } from '@lumino/widgets';
 
 import { IEntry, IEntrySummary } from './api';
+import { CellDiffs } from './mergeview';
 import { McpModel } from './model';
 import { DeletedCells } from './placeholders';
 import { agentName } from './views/format';
@@ -100,11 +101,13 @@ export class ReviewMarks {
   }
 
   async keep(cellId: string): Promise<void> {
+    this.diffs.close(cellId);
     const result = await this._call(() => this.model.api.keep(this.panel.context.path, cellId));
     this._say(cellId, result?.kept ? null : result?.message ?? null);
   }
 
   async undo(cellId: string): Promise<void> {
+    this.diffs.close(cellId);
     const result = await this._call(() => this.model.api.undoCell(this.panel.context.path, cellId));
     const conflict = result?.conflicts?.[0]?.reason;
     const refused = conflict ?? (result && !result.reverted?.length ? result.message : null);
@@ -159,6 +162,14 @@ export class ReviewMarks {
     this.model.journalChanged.disconnect(this.refresh, this);
     this.model.journalEntry.disconnect(this._onEntry, this);
     this.model.changed.disconnect(this.render, this);
+    this.diffs.dispose();
+  }
+
+  /** Open or close the inline diff of a cell (`mergeview.ts`). */
+  async showDiff(cellId: string): Promise<void> {
+    const cell = this.panel.content.widgets.find(c => c.model.id === cellId);
+    const message = cell ? await this.diffs.toggle(cell, cellId) : null;
+    this._say(cellId, message);
   }
 
   render(): void {
@@ -166,12 +177,14 @@ export class ReviewMarks {
       return;
     }
     this.pending = this._pendingByCell();
+    this.diffs.closeAllBut(this.pending);
     for (const cell of this.panel.content.widgets) {
       const id = cell.model.id;
       const review = this.pending.get(id);
       const old = cell.node.querySelector(`:scope > .${REVIEW}`);
       const message = this._messages.get(id);
-      const key = review ? JSON.stringify([[...review.agents.values()], review.how, review.newest, message]) : '';
+      const diff = this.diffs.isOpen(id);
+      const key = review ? JSON.stringify([[...review.agents.values()], review.how, review.newest, message, diff]) : '';
       if ((old as HTMLElement | null)?.dataset.key === key && !!old === !!review) {
         continue; // unchanged: keep the node (and a button's focus)
       }
@@ -244,6 +257,11 @@ export class ReviewMarks {
     when.textContent = ` · ${hhmm(review.newest)} · `;
     mark.append(text, when);
     if (review.how !== 'ran') {
+      const open = this.diffs.isOpen(id);
+      const label = open ? 'Hide the diff of this cell' : 'Show the agent change in this cell as a diff';
+      const diff = button(open ? 'Hide diff' : 'Show diff', label, () => void this.showDiff(id));
+      diff.setAttribute('aria-pressed', String(open));
+      mark.append(diff, ' · ');
       mark.append(button('Undo', 'Undo the agent change in this cell', () => void this.undo(id)), ' · ');
     }
     mark.append(button('Keep', 'Keep the agent change in this cell', () => void this.keep(id)));
@@ -380,6 +398,11 @@ export class ReviewMarks {
   readonly bar = new Widget();
   /** The placeholders of cells agents deleted. */
   readonly deleted: DeletedCells;
+  readonly diffs = new CellDiffs(
+    this.model.api,
+    () => this.panel.context.path,
+    () => this.render()
+  );
   private _entries: IEntry[] = [];
   private _messages = new Map<string, string>();
   private _barMessage: string | null = null;
