@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Container
 from hmac import compare_digest
 from typing import Any
 
@@ -16,14 +17,20 @@ LARGE = 1_000_000  # content frames above this size are decoded frugally
 _BACKSLASH = re.compile(rb"\\")  # searched in a memoryview without copying it
 
 
-def read(session: Any, frames: list[Any], keep_chars: int) -> dict[str, Any]:
-    """A message from zero-copy frames, as ``Session.deserialize`` would give it, minus the copy.
+def read(
+    session: Any, frames: list[Any], keep_chars: int, wanted: Container[str] | None = None
+) -> dict[str, Any] | None:
+    """A message from zero-copy frames, as ``Session.deserialize`` would give it, minus the copy;
+    None when its parent's id is not in ``wanted`` (someone else's output: not even decoded).
 
     ``deserialize(copy=False)`` still copies the content frame to bytes; for a 100 MB output that is
     100 MB more. The signature is checked over the frames as they are.
     """
     _, parts = session.feed_identities(frames, copy=False)
     signature, header, parent, metadata = (bytes(p.bytes) for p in parts[:4])
+    parent_header = session.unpack(parent)
+    if wanted is not None and parent_header.get("msg_id") not in wanted:
+        return None
     content = parts[4].buffer
     if session.auth is not None and not compare_digest(
         signature, session.sign([header, parent, metadata, content])
@@ -34,7 +41,7 @@ def read(session: Any, frames: list[Any], keep_chars: int) -> dict[str, Any]:
         "header": head,
         "msg_id": head.get("msg_id"),
         "msg_type": head.get("msg_type"),
-        "parent_header": session.unpack(parent),
+        "parent_header": parent_header,
         "metadata": session.unpack(metadata),
         "content": content_of(head.get("msg_type", ""), content, keep_chars),
     }
