@@ -150,14 +150,14 @@ class KernelService:
         return stream
 
     def _routed(self, link: KernelLink, frames: list[Any]) -> None:
-        msg = messages.read(link.client.session, frames, self.keep_chars, wanted=link.routes)
+        msg = messages.read(link.client.session, frames, self.keep_chars, link.routes, link.budgets)
         if msg is not None:
             link.route("iopub", msg)
 
     async def _recv_iopub(self, link: KernelLink) -> dict[str, Any] | None:
         """An iopub message of ours; a huge stream output is decoded only as far as it can be kept."""
         frames = await link.client.iopub_channel.socket.recv_multipart(copy=False)
-        return messages.read(link.client.session, frames, self.keep_chars, wanted=link.routes)
+        return messages.read(link.client.session, frames, self.keep_chars, link.routes, link.budgets)
 
     async def _read(self, link: KernelLink, channel: str, get: Callable[..., Any]) -> None:
         while True:
