@@ -9,6 +9,7 @@ of an agent's run is about what the notebook keeps, not a multiple of what the c
 from __future__ import annotations
 
 import json
+import sys
 import tracemalloc
 
 import pytest
@@ -17,6 +18,7 @@ from jupyter_client.session import Session
 from tornado.httpclient import AsyncHTTPClient
 
 from jupyter_mcp_ext.kernels.messages import Budget, read
+from jupyter_mcp_ext.kernels.output_model import OutputModel
 
 from .mcp_client import connect, ok
 
@@ -85,3 +87,13 @@ def test_waiting_messages_hold_no_more_than_the_run_keeps():
     text("clear_output", {"wait": False})  # a cleared cell has its room again
     assert text("stream", {"name": "stdout", "text": "d" * 1000})["text"] == "d" * 1000
     assert read(session, frames("stream", {"name": "stdout", "text": "e"}), 10, {"other"}) is None
+
+
+def test_a_finished_run_keeps_its_output_once():
+    """The streams' working copies go when the run ends: a finished run's text is held once."""
+    model = OutputModel(10**9)
+    model.apply("stream", {"name": "stdout", "text": "x" * 1_000_000 + "\n"})
+    model.apply("stream", {"name": "stdout", "text": "y" * 1_000_000})  # an open last line
+    model.finish()
+    refs = sys.getrefcount(model.outputs[0]["text"])
+    assert refs == 2  # the output's, and getrefcount's argument: no working copy besides

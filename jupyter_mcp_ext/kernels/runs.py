@@ -240,6 +240,8 @@ class ExecutionService:
                 await self._write(run, cell, cell._pending, state="idle", count=cell.execution_count)
             except Exception:
                 log.exception("Could not mark cell %s idle", cell.cell_id)
+            if cell._done.is_set():
+                cell.model.finish()
 
     def _on_message(self, cell: CellRun, channel: str, msg: dict[str, Any]) -> list[Op]:
         msg_type = msg["header"]["msg_type"]
