@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .iopub import unshare
+from .messages import Budget
+
 
 @dataclass
 class KernelLink:
@@ -23,6 +26,8 @@ class KernelLink:
     routes: dict[str, Callable[[str, dict[str, Any]], None]] = field(default_factory=dict)
     readers: list[asyncio.Task[None]] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # runs on a kernel go one at a time, in order
+    budgets: dict[str, Budget] = field(default_factory=dict)  # stream text each run can still keep
+    shared: Any = None  # the server's iopub stream we receive on, if any (``iopub.py``)
 
     def route(self, channel: str, msg: dict[str, Any]) -> None:
         parent = (msg.get("parent_header") or {}).get("msg_id")
@@ -33,5 +38,7 @@ class KernelLink:
     async def close(self) -> None:
         for task in self.readers:
             task.cancel()
+        if self.shared is not None:
+            unshare(self.shared)
         with contextlib.suppress(Exception):
             self.client.stop_channels()

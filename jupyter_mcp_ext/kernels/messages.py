@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Container, Mapping
 from hmac import compare_digest
 from typing import Any
 
@@ -16,36 +17,78 @@ LARGE = 1_000_000  # content frames above this size are decoded frugally
 _BACKSLASH = re.compile(rb"\\")  # searched in a memoryview without copying it
 
 
-def read(session: Any, frames: list[Any], keep_chars: int) -> dict[str, Any]:
-    """A message from zero-copy frames, as ``Session.deserialize`` would give it, minus the copy.
+class Budget:
+    """Characters of stream text one run can still keep, counted as its messages are decoded.
+
+    Messages wait, decoded, until the run applies them to the notebook; a cell that flushes often
+    sends many messages of a MB or less, each decoded whole. Cut here to what the cell can still
+    keep (the rest counted in ``omitted``), the waiting ones hold at most that, not the whole flood.
+    It errs towards keeping: a clear gives the room back, and only stream text counts, so the
+    output model (which counts everything) still makes the exact cut.
+    """
+
+    def __init__(self, chars: int) -> None:
+        self.full = self.left = chars
+
+    def cut(self, msg_type: str, content: dict[str, Any]) -> dict[str, Any]:
+        if msg_type == "clear_output":
+            self.left = self.full
+        elif msg_type == "stream" and isinstance(content.get("text"), str):
+            text = content["text"]
+            if len(text) > self.left:
+                omitted = content.get("omitted", 0) + len(text) - self.left
+                content = {**content, "text": text[: self.left], "omitted": omitted}
+            self.left -= len(content["text"])
+        return content
+
+
+def read(
+    session: Any,
+    frames: list[Any],
+    keep_chars: int,
+    wanted: Container[str] | None = None,
+    budgets: Mapping[str, Budget] | None = None,
+) -> dict[str, Any] | None:
+    """A message from zero-copy frames, as ``Session.deserialize`` would give it, minus the copy;
+    None when its parent's id is not in ``wanted`` (someone else's output: not even decoded). A
+    stream's text is cut to its run's budget in ``budgets`` (by parent id), else to ``keep_chars``.
 
     ``deserialize(copy=False)`` still copies the content frame to bytes; for a 100 MB output that is
     100 MB more. The signature is checked over the frames as they are.
     """
     _, parts = session.feed_identities(frames, copy=False)
     signature, header, parent, metadata = (bytes(p.bytes) for p in parts[:4])
+    parent_header = session.unpack(parent)
+    if wanted is not None and parent_header.get("msg_id") not in wanted:
+        return None
     content = parts[4].buffer
     if session.auth is not None and not compare_digest(
         signature, session.sign([header, parent, metadata, content])
     ):
         raise ValueError("Invalid signature on a kernel message")
     head = session.unpack(header)
+    msg_type = head.get("msg_type", "")
+    budget = budgets.get(parent_header.get("msg_id", "")) if budgets is not None else None
+    if budget is None:
+        decoded = content_of(msg_type, content, keep_chars)
+    else:  # once the run keeps little more, even a MB is not worth decoding whole
+        decoded = content_of(msg_type, content, budget.left, large=0)
     return {
         "header": head,
         "msg_id": head.get("msg_id"),
         "msg_type": head.get("msg_type"),
-        "parent_header": session.unpack(parent),
+        "parent_header": parent_header,
         "metadata": session.unpack(metadata),
-        "content": content_of(head.get("msg_type", ""), content, keep_chars),
+        "content": decoded if budget is None else budget.cut(msg_type, decoded),
     }
 
 
-def content_of(msg_type: str, frame: Any, keep_chars: int) -> dict[str, Any]:
-    """The message content; for a large stream, as much of its text as ``keep_chars`` bytes of the
-    frame hold (at most that many characters, fewer where they are escaped or multi-byte), and about
-    how many more bytes there were (``omitted``)."""
+def content_of(msg_type: str, frame: Any, keep_chars: int, large: int = LARGE) -> dict[str, Any]:
+    """The message content; for a stream over ``large`` bytes, as much of its text as ``keep_chars``
+    bytes of the frame hold (at most that many characters, fewer where they are escaped or
+    multi-byte), and about how many more bytes there were (``omitted``)."""
     raw = frame.buffer if hasattr(frame, "buffer") else frame
-    if msg_type != "stream" or len(raw) <= max(LARGE, 4 * keep_chars + 1024):
+    if msg_type != "stream" or len(raw) <= max(large, 4 * keep_chars + 1024):
         return json.loads(bytes(raw))
     head = _stream_head(memoryview(raw), keep_chars)
     return head if head is not None else json.loads(bytes(raw))

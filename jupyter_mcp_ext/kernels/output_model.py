@@ -94,6 +94,11 @@ class OutputModel:
         self.outputs.append(output)
         return [*ops, ("append", output)]
 
+    def finish(self) -> None:
+        """The run ended: from now on only ``outputs`` is read, so the streams' working copies (a
+        second copy of each text) go; a finished run then keeps its output once."""
+        self._streams.clear()
+
     def _clear(self) -> list[Op]:
         self._clear_on_next = False
         self.outputs.clear()

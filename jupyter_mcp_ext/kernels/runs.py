@@ -25,6 +25,7 @@ from ..documents.rooms import DocumentService
 from ..errors import ToolError
 from ..gate import yield_turn
 from .chunks import lengths_before, steps
+from .messages import Budget
 from .output_model import Op, OutputModel
 from .sessions import KernelService
 
@@ -189,6 +190,7 @@ class ExecutionService:
             cell.code, store_history=cell.cell_id is not None, allow_stdin=False, stop_on_error=True
         )
         link.routes[msg_id] = lambda channel, msg: inbox.put_nowait((channel, msg))
+        link.budgets[msg_id] = Budget(self.max_document_output_bytes)  # what waits in the inbox is bounded
         self._current[run.kernel_id] = cell
         try:
             while not cell._done.is_set():
@@ -225,6 +227,7 @@ class ExecutionService:
                         listener(cell)
         finally:
             link.routes.pop(msg_id, None)
+            link.budgets.pop(msg_id, None)
             self._current.pop(run.kernel_id, None)
             if cell.status == "running" and cell._done.is_set():
                 reply = cell._reply or {}
@@ -237,6 +240,8 @@ class ExecutionService:
                 await self._write(run, cell, cell._pending, state="idle", count=cell.execution_count)
             except Exception:
                 log.exception("Could not mark cell %s idle", cell.cell_id)
+            if cell._done.is_set():
+                cell.model.finish()
 
     def _on_message(self, cell: CellRun, channel: str, msg: dict[str, Any]) -> list[Op]:
         msg_type = msg["header"]["msg_type"]

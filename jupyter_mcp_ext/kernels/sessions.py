@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 
 from ..errors import ToolError
-from . import messages
+from . import iopub, messages
 from .gateway_link import open_link
 from .link import KernelLink
 
@@ -102,6 +102,8 @@ class KernelService:
         """Our long-lived client on the kernel, connected and ready."""
         link = self._links.get(kernel_id)
         if link is not None and link.client.channels_running:
+            if link.shared is not None:  # the server replaces its stream when a restart moves ports
+                self._share_iopub(link)
             return link
         if link is not None:  # its connection ended (a gateway's websocket): connect afresh
             await self.forget_link(kernel_id)
@@ -119,10 +121,13 @@ class KernelService:
         self.touch(kernel_id)  # a slow start is not idleness
         link = self._links.setdefault(kernel_id, KernelLink(kernel_id, client))
         if link.client is client:
-            link.readers = [
-                asyncio.create_task(self._read(link, "iopub", lambda: self._recv_iopub(client))),
-                asyncio.create_task(self._read(link, "shell", client.get_shell_msg)),
-            ]
+            link.readers = [asyncio.create_task(self._read(link, "shell", client.get_shell_msg))]
+            if self._share_iopub(link) is not None:
+                client.iopub_channel.stop()  # needed only until the kernel answered: see iopub.py
+            else:
+                link.readers.append(
+                    asyncio.create_task(self._read(link, "iopub", lambda: self._recv_iopub(link)))
+                )
             with contextlib.suppress(Exception):
                 self.kernels.add_restart_callback(
                     kernel_id, lambda: self._announce(kernel_id, "died"), "restart"
@@ -134,10 +139,25 @@ class KernelService:
             client.stop_channels()
         return link
 
-    async def _recv_iopub(self, client: Any) -> dict[str, Any]:
-        """An iopub message; a huge stream output is decoded only as far as it can be kept."""
-        frames = await client.iopub_channel.socket.recv_multipart(copy=False)
-        return messages.read(client.session, frames, self.keep_chars)
+    def _share_iopub(self, link: KernelLink) -> Any | None:
+        """Receive the kernel's iopub on the server's own stream (one copy of a huge output, not three)."""
+        stream = iopub.share(
+            self.kernels.get_kernel(link.kernel_id), lambda frames: self._routed(link, frames)
+        )
+        if stream is not link.shared and link.shared is not None:
+            iopub.unshare(link.shared)
+        link.shared = stream
+        return stream
+
+    def _routed(self, link: KernelLink, frames: list[Any]) -> None:
+        msg = messages.read(link.client.session, frames, self.keep_chars, link.routes, link.budgets)
+        if msg is not None:
+            link.route("iopub", msg)
+
+    async def _recv_iopub(self, link: KernelLink) -> dict[str, Any] | None:
+        """An iopub message of ours; a huge stream output is decoded only as far as it can be kept."""
+        frames = await link.client.iopub_channel.socket.recv_multipart(copy=False)
+        return messages.read(link.client.session, frames, self.keep_chars, link.routes, link.budgets)
 
     async def _read(self, link: KernelLink, channel: str, get: Callable[..., Any]) -> None:
         while True:
@@ -150,7 +170,8 @@ class KernelService:
                     return  # closed under us (restart, shutdown)
                 await asyncio.sleep(0.05)
                 continue
-            link.route(channel, msg)
+            if msg is not None:
+                link.route(channel, msg)
 
     # -- lifecycle -----------------------------------------------------------------------
 
