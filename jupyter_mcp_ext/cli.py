@@ -22,6 +22,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,10 +44,22 @@ class Target:
 
 
 def running_servers() -> list[dict[str, Any]]:
-    """The servers ``jupyter server list`` shows, newest first."""
-    from jupyter_server.serverapp import list_running_servers
+    """The servers ``jupyter server list`` shows, newest first.
 
-    servers = list(list_running_servers())
+    Read from their runtime files as ``jupyter_server.serverapp.list_running_servers`` does, without
+    importing it: that module costs seconds of CPU per command (see the package's docstring).
+    """
+    from jupyter_core.paths import jupyter_runtime_dir
+    from jupyter_server.utils import check_pid
+
+    servers = []
+    for file in Path(jupyter_runtime_dir()).glob("jpserver-*.json"):
+        try:
+            info = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # gone, or being written
+            continue
+        if isinstance(info, dict) and isinstance(info.get("pid"), int) and check_pid(info["pid"]):
+            servers.append(info)
     return sorted(servers, key=lambda s: s.get("pid", 0), reverse=True)
 
 

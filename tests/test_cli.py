@@ -105,6 +105,20 @@ def test_the_log_gives_the_full_endpoint_after_the_servers_own_urls_and_no_token
     assert TOKEN not in lines[endpoint] and "Authorization: token" not in lines[endpoint]
 
 
+def test_the_cli_starts_without_loading_jupyter_server():
+    """``jupyter mcp`` finds servers by their runtime files: importing Jupyter Server's app instead
+    costs seconds of CPU per command (jsonschema compiles an RFC 3987 grammar), the suite's biggest cost."""
+    code = (
+        "import sys, runpy; sys.argv = ['jupyter-mcp', '--help']\n"
+        "try: runpy.run_module('jupyter_mcp_ext.cli', run_name='__main__')\n"
+        "except SystemExit: pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('jupyter_server.serverapp', 'jupyter_mcp_ext.app'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
 def test_jupyter_mcp_lists_the_running_servers_endpoints(server):
     listed = jupyter_mcp(server)
     assert listed.returncode == 0, listed.stderr
