@@ -210,6 +210,11 @@ SLOWEST_FIRST = (
     "reliability/test_sessions_under_load.py",  # 16 sessions for 60 s, after a warm-up
     "test_route_conflict.py",  # servers in processes of their own, with JupyterLab
     "test_review_marks.py",
+    "test_review_render_bench.py",  # 500 marked cells in Chromium, twice
+    "test_apps_browser.py",
+    "test_review_diff.py",
+    "test_review_deleted.py",
+    "test_apps_ts.py",
     "test_journal_file.py",  # restarts of a server process
     "reliability/test_kill.py",
     "test_browser.py",
