@@ -214,6 +214,7 @@ SLOWEST_FIRST = (
     "test_apps_browser.py",
     "test_review_diff.py",
     "test_review_deleted.py",
+    "test_review_restart.py",  # two starts of a server process, with JupyterLab
     "test_apps_ts.py",
     "test_journal_file.py",  # restarts of a server process
     "reliability/test_kill.py",
