@@ -160,3 +160,27 @@ class TestIdleKernels:
             # The next run starts a fresh kernel for the notebook.
             again = await ok(agent, "execute_code", path=path, code="2 * 21", timeout=120)
             assert again["cells"][0]["outputs"][0]["text"] == "42"
+
+
+# A kernel that stops sending "idle" (ipykernel's output thread dies on a lone surrogate in a print):
+# here the cell itself makes its kernel drop every status message from then on.
+SILENCE_STATUS = """\
+k = get_ipython().kernel
+send = k.session.send
+k.session.send = lambda stream, kind, *a, **kw: None if kind == "status" else send(stream, kind, *a, **kw)
+print("replied")
+"""
+
+
+async def test_a_kernel_that_never_says_idle_ends_the_run_soon_after_its_reply(
+    server_url, jp_auth_header, make_notebook
+):
+    path = make_notebook("silent.ipynb")
+    async with connect(server_url, jp_auth_header) as agent:
+        started = asyncio.get_running_loop().time()
+        result = await ok(agent, "execute_code", path=path, code=SILENCE_STATUS, timeout=90)
+        took = asyncio.get_running_loop().time() - started
+        # Not the call's 90 s: the run ended a few seconds after the kernel's reply, and says why.
+        assert result["status"] == "ok", result
+        assert "replied" in str(result) and "never said it was idle" in str(result), result
+        assert took < 45, took

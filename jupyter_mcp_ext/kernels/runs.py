@@ -35,6 +35,10 @@ KEEP_FINISHED = 200  # finished runs kept for get_execution, at most this many
 KEEP_FINISHED_BYTES = 64 * 1024 * 1024  # and outputs of at most this size, together
 START_GRACE = 0.05  # seconds a run's start may wait to go into the document with what follows
 BATCH = 256  # kernel messages taken in one go: a flood is handled in steps, the loop free between them
+# Seconds of silence on a cell's output channel, after its reply, before the run ends without the
+# kernel's "idle": a kernel whose output thread failed (ipykernel's does on a lone surrogate in a
+# print) never sends it, and the run would wait out its whole timeout for nothing.
+IDLE_AFTER_REPLY = 5.0
 
 
 @dataclass(eq=False)  # identity: a run's cells are found with `in`
@@ -52,6 +56,7 @@ class CellRun:
     _synced: int = -1  # outputs this run last left in the document (-1: not written yet)
     _reply: dict[str, Any] | None = None
     _idle: bool = False
+    _heard: float = 0.0  # when the cell's last output-channel message came (monotonic)
     _done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -189,7 +194,12 @@ class ExecutionService:
         msg_id = link.client.execute(
             cell.code, store_history=cell.cell_id is not None, allow_stdin=False, stop_on_error=True
         )
-        link.routes[msg_id] = lambda channel, msg: inbox.put_nowait((channel, msg))
+
+        def deliver(channel: str, msg: dict[str, Any]) -> None:
+            cell._heard = time.monotonic()  # as it arrives: a backlog still to handle is not silence
+            inbox.put_nowait((channel, msg))
+
+        link.routes[msg_id] = deliver
         link.budgets[msg_id] = Budget(self.max_document_output_bytes)  # what waits in the inbox is bounded
         self._current[run.kernel_id] = cell
         try:
@@ -251,6 +261,8 @@ class ExecutionService:
             if msg_type == "execute_reply":
                 cell._reply = content
                 cell.execution_count = content.get("execution_count", cell.execution_count)
+                if not cell._idle:
+                    asyncio.get_running_loop().call_later(IDLE_AFTER_REPLY, self._no_idle, cell)
         elif msg_type == "status":
             cell._idle = content.get("execution_state") == "idle"
         elif msg_type == "execute_input":
@@ -261,6 +273,17 @@ class ExecutionService:
             # A run ends when both the reply and the kernel's idle for it are in, in either order.
             cell._done.set()
         return ops
+
+    def _no_idle(self, cell: CellRun) -> None:
+        """End a replied cell whose output channel went silent without "idle" (see IDLE_AFTER_REPLY)."""
+        if cell._done.is_set():
+            return
+        quiet = time.monotonic() - cell._heard
+        if quiet < IDLE_AFTER_REPLY:  # outputs still coming (a big print read behind): wait on
+            asyncio.get_running_loop().call_later(IDLE_AFTER_REPLY - quiet, self._no_idle, cell)
+            return
+        cell.note = "The kernel answered but never said it was idle; outputs it sent after may be missing."
+        cell._done.set()
 
     def _on_kernel_event(self, event: dict[str, Any]) -> None:
         cell = self._current.get(event["kernel_id"])
