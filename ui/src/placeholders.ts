@@ -12,6 +12,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 
 import { IChange, IEntry } from './api';
 import { McpModel } from './model';
+import { hhmm, reviewButton } from './views/format';
 import { visibleText } from './views/visible';
 
 const PLACEHOLDER = 'jp-mcp-DeletedCells';
@@ -25,22 +26,6 @@ interface IGroup {
   /** The live cell it sits in, and on which side of it; null: an empty notebook. */
   anchor: string | null;
   side: 'after' | 'before';
-}
-
-function hhmm(iso: string): string {
-  const date = new Date(iso);
-  const time = { hour: '2-digit', minute: '2-digit', hour12: false } as const;
-  return isNaN(date.getTime()) ? iso : date.toLocaleTimeString([], time);
-}
-
-function button(label: string, aria: string, onClick: () => void): HTMLButtonElement {
-  const node = document.createElement('button');
-  node.className = 'jp-mcp-Button jp-mcp-ReviewButton';
-  node.type = 'button';
-  node.textContent = label;
-  node.setAttribute('aria-label', aria);
-  node.addEventListener('click', onClick);
-  return node;
 }
 
 /** The placeholders of one notebook, redrawn from the journal entries the review marks hold. */
@@ -175,9 +160,9 @@ export class DeletedCells {
     when.textContent = ` · ${hhmm(group.entry.time)} · `;
     node.append(text, when);
     if (group.entry.revertible) {
-      node.append(button('Restore', 'Restore the deleted cells here', () => void this.restore(group)), ' · ');
+      node.append(reviewButton('Restore', 'Restore the deleted cells here', () => void this.restore(group)), ' · ');
     }
-    node.append(button('Keep', 'Keep the cells deleted', () => void this.keep(group)));
+    node.append(reviewButton('Keep', 'Keep the cells deleted', () => void this.keep(group)));
     const message = this._messages.get(group.entry.id);
     if (message) {
       const alert = document.createElement('span');

@@ -13,7 +13,7 @@ import { IEntry, IEntrySummary } from './api';
 import { CellDiffs } from './mergeview';
 import { McpModel } from './model';
 import { DeletedCells } from './placeholders';
-import { agentName } from './views/format';
+import { agentName, hhmm, reviewButton } from './views/format';
 import { visibleText } from './views/visible';
 
 const REVIEWED = 'jp-mcp-mod-reviewCell';
@@ -32,26 +32,10 @@ interface ICellReview {
   newest: string;
 }
 
-/** `14:02` in the person's time zone. */
-function hhmm(iso: string): string {
-  const date = new Date(iso);
-  const time = { hour: '2-digit', minute: '2-digit', hour12: false } as const;
-  return isNaN(date.getTime()) ? iso : date.toLocaleTimeString([], time);
-}
-
+/** `Claude Code and Cursor`: the agents of a cell, as a person reads them. */
 function names(agents: Iterable<{ name: string }>): string {
   const all = [...agents].map(a => visibleText(a.name));
   return all.length > 1 ? `${all.slice(0, -1).join(', ')} and ${all[all.length - 1]}` : all[0] ?? 'an agent';
-}
-
-function button(label: string, aria: string, onClick: () => void): HTMLButtonElement {
-  const node = document.createElement('button');
-  node.className = 'jp-mcp-Button jp-mcp-ReviewButton';
-  node.type = 'button';
-  node.textContent = label;
-  node.setAttribute('aria-label', aria);
-  node.addEventListener('click', onClick);
-  return node;
 }
 
 /** The review marks of one notebook: each pending agent change in its cell, and the review bar on top. */
@@ -259,12 +243,12 @@ export class ReviewMarks {
     if (review.how !== 'ran') {
       const open = this.diffs.isOpen(id);
       const label = open ? 'Hide the diff of this cell' : 'Show the agent change in this cell as a diff';
-      const diff = button(open ? 'Hide diff' : 'Show diff', label, () => void this.showDiff(id));
+      const diff = reviewButton(open ? 'Hide diff' : 'Show diff', label, () => void this.showDiff(id));
       diff.setAttribute('aria-pressed', String(open));
       mark.append(diff, ' · ');
-      mark.append(button('Undo', 'Undo the agent change in this cell', () => void this.undo(id)), ' · ');
+      mark.append(reviewButton('Undo', 'Undo the agent change in this cell', () => void this.undo(id)), ' · ');
     }
-    mark.append(button('Keep', 'Keep the agent change in this cell', () => void this.keep(id)));
+    mark.append(reviewButton('Keep', 'Keep the agent change in this cell', () => void this.keep(id)));
     const message = this._messages.get(id);
     if (message) {
       const alert = document.createElement('span');
@@ -304,8 +288,8 @@ export class ReviewMarks {
     node.append(count);
     if (waiting) {
       node.append(
-        button('Keep all', 'Keep all agent changes in this notebook', () => void this.keepAll()),
-        button('Undo all', 'Undo all agent changes in this notebook', () => void this.undoAll())
+        reviewButton('Keep all', 'Keep all agent changes in this notebook', () => void this.keepAll()),
+        reviewButton('Undo all', 'Undo all agent changes in this notebook', () => void this.undoAll())
       );
     }
     if (agents.size > 1) {
@@ -316,8 +300,8 @@ export class ReviewMarks {
         group.setAttribute('aria-label', `Changes by ${visibleText(name)}`);
         group.append(
           `${visibleText(name)}: `,
-          button('Keep', `Keep the changes of ${visibleText(name)}`, () => void this.keepAll(name)),
-          button('Undo', `Undo the changes of ${visibleText(name)}`, () => void this.undoAll(name))
+          reviewButton('Keep', `Keep the changes of ${visibleText(name)}`, () => void this.keepAll(name)),
+          reviewButton('Undo', `Undo the changes of ${visibleText(name)}`, () => void this.undoAll(name))
         );
         node.append(group);
       });

@@ -7,6 +7,24 @@ export function clock(iso: string): string {
   return isNaN(date.getTime()) ? iso : date.toLocaleTimeString([], { hour12: false });
 }
 
+/** `09:12`, for the review marks' "changed this · <when>". */
+export function hhmm(iso: string): string {
+  const date = new Date(iso);
+  const time = { hour: '2-digit', minute: '2-digit', hour12: false } as const;
+  return isNaN(date.getTime()) ? iso : date.toLocaleTimeString([], time);
+}
+
+/** A small labelled button of the review marks and placeholders in the notebook. */
+export function reviewButton(label: string, aria: string, onClick: () => void): HTMLButtonElement {
+  const node = document.createElement('button');
+  node.className = 'jp-mcp-Button jp-mcp-ReviewButton';
+  node.type = 'button';
+  node.textContent = label;
+  node.setAttribute('aria-label', aria);
+  node.addEventListener('click', onClick);
+  return node;
+}
+
 /** `5 min ago`, for "since when". */
 export function ago(iso: string, now = Date.now()): string {
   const seconds = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
