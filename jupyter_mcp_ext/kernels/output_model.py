@@ -13,15 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..documents.run_outputs import Op
 from ..documents.values import storable
-
-# An edit for the shared document:
-#   ("clear",)                          remove every output
-#   ("append", output)                  add an output at the end
-#   ("text", index, old_tail, add)      on stream ``index``: its text ends with ``old_tail``;
-#                                       remove that, then append ``add``
-#   ("replace", index, output)          put ``output`` in place of output ``index``
-Op = tuple[Any, ...]
 
 
 def fold_line(line: str) -> str:

@@ -18,9 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pycrdt import Array, Map, Text
-
 from ..documents import cells as nb
+from ..documents import run_outputs
 from ..documents.rooms import DocumentService
 from ..errors import ToolError
 from ..gate import yield_turn
@@ -344,31 +343,16 @@ class ExecutionService:
         if ycell.get("cell_type") != "code":
             cell.note = "the cell stopped being a code cell while it ran; outputs are only in this result"
             return
-        with doc.ydoc.transaction():
-            first = cell._synced == -1
-            youtputs = ycell.get("outputs")
-            if not isinstance(youtputs, Array):
-                ycell["outputs"] = youtputs = Array()
-            if first:  # the ops begin with a clear of what an earlier run left (see _write)
-                cell._synced = len(youtputs)
-            if len(youtputs) == cell._synced:
-                try:
-                    for op in ops:
-                        _apply(youtputs, op)
-                except (IndexError, KeyError, TypeError):
-                    cell._synced = -2  # not what we left there: rewrite it below
-            if cell._synced < 0 or len(youtputs) != expect:
-                # Someone changed the outputs under the run (a person cleared or re-ran the cell):
-                # put back what the run has produced, whole.
-                youtputs.clear()
-                youtputs.extend([_youtput(output) for output in cell.model.outputs])
-            cell._synced = len(youtputs)
-            if state is not None:
-                ycell["execution_state"] = state
-            if count is not None or state == "running" or first:
-                # A run's first write clears the old count even when the run never got one.
-                ycell["execution_count"] = count
-            nb.mark_dirty(doc)
+        cell._synced = run_outputs.write_step(
+            doc,
+            ycell,
+            ops,
+            synced=cell._synced,
+            expect=expect,
+            outputs=cell.model.outputs,
+            state=state,
+            count=count,
+        )
 
     # -- control -------------------------------------------------------------------------
 
@@ -385,32 +369,3 @@ class ExecutionService:
 
 def _kept_bytes(run: Run) -> int:
     return sum(cell.model.kept_bytes for cell in run.cells)
-
-
-def _apply(youtputs: Array, op: Op) -> None:
-    kind = op[0]
-    if kind == "clear":
-        youtputs.clear()
-    elif kind == "append":
-        youtputs.append(_youtput(op[1]))
-    elif kind == "text":
-        _, index, old_tail, add = op
-        text = youtputs[index]["text"]
-        if isinstance(text, Text):
-            end = len(text)  # bytes
-            start = end - len(old_tail.encode())
-            if old_tail:
-                del text[start:end]
-            if add:
-                text.insert(start, add)
-    elif kind == "replace":
-        _, index, output = op
-        youtputs[index] = _youtput(output)
-
-
-def _youtput(output: dict[str, Any]) -> Map:
-    """An output as the document stores it: a stream's text is shared text, so it can grow."""
-    shaped = dict(output)
-    if shaped.get("output_type") == "stream":
-        shaped["text"] = Text(shaped.get("text", ""))
-    return Map(shaped)
