@@ -202,33 +202,43 @@ def person_and_agent(
 
 # -- the slowest files first, so that with -n the two workers finish together --------------------
 
-# Measured with --durations (load average about 10 on 2 cores), the longest first. pytest-xdist
-# (--dist loadfile --no-loadscope-reorder, pyproject.toml) hands out files in this order; the files
-# not named here follow in their usual order. A file that grows slow belongs here.
+# Measured (per-file sums of test times in a full run with -n 4, 610 s wall, adjusted for the shorter
+# soaks), the longest first. pytest-xdist (--dist loadfile --no-loadscope-reorder, pyproject.toml)
+# hands out files in this order; the files not named here (each under 20 s) follow in their usual
+# order, and their small sizes even out the two workers' ends. A file that grows slow belongs here.
 SLOWEST_FIRST = (
     "test_panel.py",  # JupyterLab in Chromium, ten times
-    "reliability/test_sessions_under_load.py",  # 16 sessions for 60 s, after a warm-up
-    "test_route_conflict.py",  # servers in processes of their own, with JupyterLab
+    "test_route_conflict.py",  # four servers in processes of their own, with JupyterLab
+    "reliability/test_sessions_under_load.py",  # 16 sessions: a 2500-call warm-up, then 30 s
     "test_review_marks.py",
-    "test_review_render_bench.py",  # 500 marked cells in Chromium, twice
-    "test_apps_browser.py",
-    "test_review_diff.py",
+    "reliability/test_hostile_arguments.py",
     "test_review_deleted.py",
+    "reliability/test_person_controls.py",
+    "test_review_diff.py",
     "test_review_restart.py",  # two starts of a server process, with JupyterLab
-    "test_apps_ts.py",
-    "test_journal_file.py",  # restarts of a server process
+    "test_journal_file.py",  # three starts of a server process
+    "test_review_render_bench.py",  # 500 marked cells in Chromium, twice
+    "hub/test_hub.py",
     "reliability/test_kill.py",
     "test_browser.py",
-    "reliability/test_hostile_arguments.py",
-    "reliability/test_person_controls.py",
-    "test_rebase.py",
-    "test_rooms.py",
-    "test_first_ten_minutes.py",
-    "reliability/test_person_and_agents.py",  # a person and four agents for 60 s
-    "test_gate.py",
-    "test_execution.py",
     "test_tasks.py",
+    "test_bad_input.py",
+    "test_journal.py",
+    "test_apps_browser.py",
+    "test_execution_edges.py",
+    "test_rebase.py",
+    "test_execution.py",
+    "test_approvals.py",
+    "test_hardening.py",
+    "test_first_ten_minutes.py",
+    "test_apps_ts.py",
+    "test_policy.py",
+    "reliability/test_person_and_agents.py",  # a person and four agents for 20 s
+    "test_gate.py",
+    "test_resources.py",
     "test_cli.py",
+    "test_reliability_findings.py",
+    "test_robustness.py",
 )
 
 

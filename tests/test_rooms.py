@@ -24,6 +24,11 @@ def jp_server_config(jp_server_config: Config) -> Config:
     return jp_server_config
 
 
+def services_of(jp_serverapp):
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+    return app.services
+
+
 def notebook_rooms(ext) -> list[str]:
     return [name for name in ext.ywebsocket_server.rooms if name.startswith("json:notebook:")]
 
@@ -81,13 +86,23 @@ async def test_room_in_steady_use_stays_open(server_url, jp_auth_header, make_no
 
 @pytest.mark.parametrize("agent_first", [True, False], ids=["agent-opened-first", "tab-opened-first"])
 async def test_room_a_tab_is_connected_to_is_not_closed(
-    server_url, jp_auth_header, make_notebook, ydoc_extension, agent_first
+    server_url, jp_auth_header, make_notebook, ydoc_extension, agent_first, jp_serverapp
 ):
     path = make_notebook("tab.ipynb", cells=["x = 1"])
+    documents = services_of(jp_serverapp).documents
     async with connect(server_url, jp_auth_header) as agent:
         if agent_first:
+            # Held open from the agent's call until the tab is in, as a call in flight holds it: a
+            # tab slower to connect than the idle timeout (a loaded machine) would find the agent's
+            # room closed, and open one of its own.
+            held = documents.hold(path)
             await ok(agent, "get_notebook", path=path)
+            [name] = notebook_rooms(ydoc_extension)
+            room = ydoc_extension.ywebsocket_server.rooms[name]
         async with YPeer(server_url, jp_auth_header, path) as person:
+            if agent_first:
+                documents.release(held)
+                assert ydoc_extension.ywebsocket_server.rooms.get(name) is room, "the tab is in another room"
             await ok(agent, "insert_cells", path=path, cells=[{"source": "y = 2"}])
             await person.wait_for(lambda nb: person.sources() == ["x = 1", "y = 2"])
             await asyncio.sleep(3 * IDLE)
@@ -97,8 +112,26 @@ async def test_room_a_tab_is_connected_to_is_not_closed(
             await ok(agent, "insert_cells", path=path, cells=[{"source": "z = 3"}])
             await person.wait_for(lambda nb: person.sources() == ["x = 1", "y = 2", "z = 3"])
         if agent_first:
-            # The tab is gone and the agent opened the room: it is the agent's to close.
-            await wait_until(lambda: not notebook_rooms(ydoc_extension), "the agent's room is closed", 60)
+            # The tab is gone and the agent opened the room: it is the agent's to close, well before
+            # the collaboration layer's own cleanup (ydoc_cleanup_delay, 60 s) would.
+            await wait_until(lambda: not notebook_rooms(ydoc_extension), "the agent's room is closed", 30)
+
+
+async def test_a_room_a_call_is_working_on_outlasts_the_idle_timeout(
+    jp_serverapp, make_notebook, jp_root_dir, ydoc_extension
+):
+    """A call slower than the idle timeout between opening a notebook and editing it (the gate's queue,
+    a loaded machine) keeps the room: closed under it, its edit would go to a detached document."""
+    documents = services_of(jp_serverapp).documents
+    path = make_notebook("held.ipynb", cells=["x = 1"])
+    api, doc = await documents.open(path)
+    room_id = documents.hold(api)
+    await asyncio.sleep(4 * IDLE)
+    assert notebook_rooms(ydoc_extension) == [room_id], "the room closed under a call working on it"
+    doc.ycells.append(doc.create_ycell({"cell_type": "code", "source": "y = 2"}))
+    documents.release(room_id)
+    await wait_until(lambda: not notebook_rooms(ydoc_extension), "the released room is closed")
+    assert sources_on_disk(jp_root_dir / path) == ["x = 1", "y = 2"]
 
 
 async def test_call_after_the_room_was_closed_sees_the_file_as_it_is_now(

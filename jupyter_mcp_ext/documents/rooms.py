@@ -45,6 +45,7 @@ class DocumentService:
         self.denied = denied or DeniedFiles(DEFAULT_DENIED)
         self.idle_timeout = idle_timeout
         self._agent_rooms: dict[str, float] = {}  # room id -> last use (monotonic seconds)
+        self._held: dict[str, int] = {}  # room id -> calls in flight holding its document
         self._evictor: asyncio.Task[None] | None = None
 
     @property
@@ -117,6 +118,26 @@ class DocumentService:
         self.saves.arm(room_id)
         return api, doc
 
+    def hold(self, api: str) -> str:
+        """Keep the notebook's room open while a call works on its document; ``release`` it after.
+
+        A call can outlast the idle timeout between opening a notebook and editing it (the gate's
+        queue, a loaded machine): had its room been closed meanwhile, the edit would go to a detached
+        document, lost without a sound. Idle time counts from the last call's end.
+        """
+        room_id = self.room_id(api)
+        self._held[room_id] = self._held.get(room_id, 0) + 1
+        return room_id
+
+    def release(self, room_id: str) -> None:
+        left = self._held.get(room_id, 0) - 1
+        if left > 0:
+            self._held[room_id] = left
+        else:
+            self._held.pop(room_id, None)
+        if room_id in self._agent_rooms:
+            self._agent_rooms[room_id] = time.monotonic()
+
     async def live(self, api: str, room_id: str) -> YNotebook | None:
         """The live document of a notebook opened before, by its room; reopened if the room closed.
 
@@ -171,6 +192,8 @@ class DocumentService:
         room = server.rooms[room_id]
         if room.clients:
             return False  # a tab has it: the collaboration layer cleans it up when the tab goes
+        if self._held.get(room_id):
+            return False  # a call is working on it
         last_used = self._agent_rooms.get(room_id, 0.0)
         doc = await ext.get_document(room_id=room_id, copy=False)
         if doc is not None and doc.dirty:
@@ -179,6 +202,7 @@ class DocumentService:
         # a tab that connected or a call that used the room meanwhile keeps it.
         if (
             room.clients
+            or self._held.get(room_id)
             or self._agent_rooms.get(room_id, 0.0) != last_used
             or not server.room_exists(room_id)
         ):

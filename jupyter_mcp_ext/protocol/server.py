@@ -107,8 +107,8 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
         task: TaskHooks | None,
     ) -> types.CallToolResult:
         """Authorize and run the call: in its request, or for a task after the request has ended."""
+        call = ToolContext(services, handler, ctx, task=task, view=view.wants_view(ctx))
         try:
-            call = ToolContext(services, handler, ctx, task=task, view=view.wants_view(ctx))
             if handler is None:
                 raise ToolError("This call carries no Jupyter identity and was refused.")
             for resource, action in spec.permissions:
@@ -128,6 +128,8 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
                 f"{spec.name} failed on the server (see the Jupyter server log). "
                 "Read the notebook again before retrying."
             )
+        finally:
+            call.release()
         shown = result.view
         result = bound_result(result, services.limits.max_result_bytes)
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]

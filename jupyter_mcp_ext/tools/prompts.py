@@ -124,11 +124,14 @@ class NotebookPrompts:
                 code=types.INVALID_PARAMS, message=f"{prompt.name} needs the argument 'path' (a notebook)."
             )
         handler = await require(ctx, "read", f"prompt {prompt.name}")
+        call = ToolContext(self.services, handler, ctx)
         try:
-            outline = await get_notebook.run(ToolContext(self.services, handler, ctx), GetNotebook(path=path))
+            outline = await get_notebook.run(call, GetNotebook(path=path))
             notes = [await self._note(prompt, name, value, outline.data) for name, value in arguments.items()]
         except ToolError as err:
             raise MCPError(code=types.INVALID_PARAMS, message=str(err)) from None
+        finally:
+            call.release()
         task = " ".join([prompt.task, *filter(None, notes)])
         text = f"{task}\n\nThe notebook's outline (get_notebook), with the cell ids the tools take:\n\n{outline.text}"
         return types.GetPromptResult(

@@ -69,6 +69,7 @@ class ToolContext:
     shown_cells: list[tuple[str, str]] | None = None  # (id, source) a person approved acting on
     task: TaskHooks | None = None  # set when the call runs as an MCP task
     view: bool = False  # the client renders views (MCP Apps): tools that show cells fill ``ToolResult.view``
+    held: list[str] = field(default_factory=list)  # rooms this call keeps open until it ends (``release``)
 
     def confirm_shown(self, tool: str, cells: list[tuple[str, str]]) -> None:
         """Refuse (a ToolError) when a person approved this call on other cells than it acts on now;
@@ -79,11 +80,18 @@ class ToolContext:
     async def open_notebook(self, path: str) -> tuple[str, YNotebook]:
         """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user
         who may write it: a read by a read-only user never rewrites the file."""
-        path, doc = await self.services.documents.open(path, upgrade=await self.may("contents", "write"))
+        documents = self.services.documents
+        path, doc = await documents.open(path, upgrade=await self.may("contents", "write"))
+        self.held.append(documents.hold(path))
         activity.watch(doc)  # from the agent's first look on, a person's typing is noted
         if self.on_open is not None:
             self.on_open(path, doc)
         return path, doc
+
+    def release(self) -> None:
+        """The call has ended: the rooms it opened may close once idle."""
+        while self.held:
+            self.services.documents.release(self.held.pop())
 
     @property
     def client(self) -> tuple[str, str]:

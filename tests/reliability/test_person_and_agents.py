@@ -4,12 +4,17 @@ The person (a Yjs peer, as a tab is) types into the first cell. Each agent, as f
 inserts into that same cell at an anchor with ``update_cell(old_string, new_string)``, rewrites its
 own cell, and now and then adds a cell. At the end every keystroke and every acknowledged edit is in
 the notebook exactly once: in the person's copy, in what the agents read, and in the saved file.
+
+It lasts ``SOAK_SECONDS`` (default 20; e.g. 600 for a night). 20 s is up to 400 keystrokes against
+several hundred agent edits (181 and 410 on a 2-core machine at load 11), the five writers overlapping
+throughout, each edit racing the others within milliseconds: the races a minute has, a third as often.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import time
 from collections import Counter
@@ -23,7 +28,7 @@ from ..mcp_client import connect, ok
 from ..yclient import YPeer
 from . import figures
 
-SECONDS = 60.0
+SECONDS = float(os.environ.get("SOAK_SECONDS", "20"))
 AGENTS = 4
 KEY_INTERVAL = 0.05  # a fast typist: 20 keystrokes a second
 ANCHOR = "ANCHOR"
@@ -43,7 +48,7 @@ def jp_server_config(jp_server_config):
     return jp_server_config
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(180 + SECONDS)
 async def test_a_person_and_four_agents_edit_one_notebook_and_nothing_is_lost_or_doubled(
     server_url, jp_auth_header, make_notebook, jp_root_dir
 ):

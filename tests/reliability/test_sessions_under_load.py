@@ -1,10 +1,19 @@
-"""Sixteen agent sessions making mixed calls for a minute against a real server process: every call
-answers, the latency percentiles are reported, and the server's memory comes back within 10% of
-where it was once the sessions close."""
+"""Sixteen agent sessions making mixed calls against a real server process: every call answers, the
+latency percentiles are reported, and the server's memory comes back within 10% of where it was once
+the sessions close.
+
+The measured phase lasts ``SOAK_SECONDS`` (default 30; e.g. 600 for a night). 30 s is some two
+thousand calls on a 2-core machine (2194 at load 7), each kind some hundred times, all sixteen sessions
+open at once throughout and closed at the end: what a minute exercised, at half the wait. A longer run
+finds slower leaks; 30 s finds one of some 10 KB a call. The warm-up is not shortened: the server's
+memory keeps growing for its first two thousand calls or so (a warm-up of 800 left 9% growth of the
+10% allowed).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +30,7 @@ from . import figures
 
 SESSIONS = 16
 NOTEBOOKS = 4
-SECONDS = 60.0
+SECONDS = float(os.environ.get("SOAK_SECONDS", "30"))
 # The server keeps some things on purpose, each bounded: the last 200 finished runs (get_execution),
 # the journal's last JOURNAL_SIZE edits (review and revert). The warm-up fills them (a tenth of the
 # calls run code, three tenths edit), so growth after it is what a leak would show.
@@ -104,10 +113,10 @@ async def run_sessions(
     await asyncio.gather(*(one(k) for k in range(SESSIONS)))
 
 
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(360 + SECONDS)
 async def test_sixteen_sessions_of_mixed_calls_report_p99_and_give_memory_back(server):
     # Imports, kernels, rooms, and the bounded stores full: what stays anyway.
-    await run_sessions(server, 2 * SECONDS, [], calls=WARM_UP_CALLS)
+    await run_sessions(server, 120, [], calls=WARM_UP_CALLS)
     await asyncio.sleep(2)
     before = rss_bytes(server.process.pid)
     latencies: list[float] = []
