@@ -7,9 +7,13 @@ trying Google's hosts) and let it run as root in a container.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
+import socket
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -17,6 +21,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from playwright.async_api import Locator, Page, async_playwright, expect
+from tornado.netutil import bind_sockets
+from tornado.testing import bind_unused_port
 from traitlets.config import Config
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -74,6 +80,52 @@ def with_lab(config: Config, settings_dir: Path) -> Config:
     return merged
 
 
+# -- Chromium's cache of JupyterLab's files, kept from one test to the next -------------------------
+#
+# Each test starts its own server and its own Chromium; loading JupyterLab then fetches and compiles
+# its whole bundle (about 5 MB of JavaScript) every time. Chromium keeps what it fetched (its HTTP
+# cache) and what it compiled (V8's code cache) in its profile folder, keyed by the URL, port included.
+# So this process's JupyterLab servers listen on one port (``lab_server_socket``), and each Chromium
+# starts on a profile folder from a pool (``clean_profile``; a second tab open at once gets a second one)
+# in which nothing but those two caches is kept: no cookie, storage, or setting of an earlier test.
+
+CACHES = ("Cache", "Code Cache")  # in <profile>/Default: the HTTP cache and V8's compiled scripts
+_profiles: list[Path] = []  # this process's folder of profiles, once made
+_idle_profiles: list[Path] = []
+_lab_port: list[int] = []  # this process's JupyterLab port, once chosen
+
+
+def clean_profile() -> Path:
+    """A profile folder no Chromium is using, holding nothing but ``CACHES`` (see above)."""
+    if not _profiles:
+        _profiles.append(Path(tempfile.mkdtemp(prefix="lab-chromium-")))
+        atexit.register(shutil.rmtree, _profiles[0], ignore_errors=True)
+    profile = (
+        _idle_profiles.pop() if _idle_profiles else _profiles[0] / str(len(list(_profiles[0].iterdir())))
+    )
+    profile.mkdir(exist_ok=True)
+    default = profile / "Default"
+    kept = [default / name for name in CACHES]
+    for entry in [*profile.iterdir(), *(default.iterdir() if default.is_dir() else ())]:
+        if entry != default and entry not in kept:
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    return profile
+
+
+def lab_server_socket() -> tuple[socket.socket, int]:
+    """A listening socket for a test's JupyterLab server: on this process's lab port when it is free
+    (every test's JupyterLab then has the same URLs, and Chromium's cache applies), else on any port."""
+    if _lab_port:
+        try:
+            listening = bind_sockets(_lab_port[0], "127.0.0.1", family=socket.AF_INET)[0]
+            return listening, _lab_port[0]
+        except OSError:
+            return bind_unused_port()  # taken meanwhile: this test loads JupyterLab uncached
+    listening, port = bind_unused_port()
+    _lab_port.append(port)
+    return listening, port
+
+
 @dataclass
 class LabTab:
     """A JupyterLab tab with one notebook open, and what its console said."""
@@ -126,15 +178,22 @@ async def keep_waiting_for_slow_documents(page: Page) -> None:
 async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTab]:
     """Open ``path`` in JupyterLab as a person would (the URL with the token), in a fresh browser.
 
+    The browser starts on a clean profile that keeps only Chromium's caches (see ``clean_profile``).
     Yields once the notebook's first cell is on screen; closes the browser on the way out. On a
     failure the page's console is printed, so pytest shows it with the error.
     """
+    profile = clean_profile()
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        context = await pw.chromium.launch_persistent_context(
+            profile,
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 860},
+        )
         tab = None
         try:
-            context = await browser.new_context(viewport={"width": 1280, "height": 860})
-            page = await context.new_page()
+            page = context.pages[0] if context.pages else await context.new_page()
             await keep_waiting_for_slow_documents(page)
             tab = LabTab(page)
             page.on("console", lambda m: tab.console.append(f"{m.type}: {m.text}"))
@@ -147,4 +206,5 @@ async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTa
                 print("JupyterLab console:", *tab.console, sep="\n  ")
             raise
         finally:
-            await browser.close()
+            await context.close()
+            _idle_profiles.append(profile)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import socket
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ import nbformat
 import pytest
 import pytest_asyncio
 from mcp.client import Client
+from tornado.testing import bind_unused_port
 from traitlets.config import Config
 
 from .mcp_client import connect
@@ -101,6 +103,17 @@ def jp_server_config(
         )
     )
     return config
+
+
+@pytest.fixture
+def http_server_port(jp_server_config: Config) -> tuple[socket.socket, int]:
+    """pytest-jupyter's listening socket; a server with JupyterLab gets this process's lab port, so
+    Chromium's cache of JupyterLab's files applies from one test to the next (tests/browser.py)."""
+    if jp_server_config.ServerApp.jpserver_extensions.get("jupyterlab"):
+        from .browser import lab_server_socket  # Playwright only where JupyterLab is
+
+        return lab_server_socket()
+    return bind_unused_port()
 
 
 @pytest.fixture

@@ -221,3 +221,39 @@ async def test_a_person_typing_in_jupyterlab_keeps_every_keystroke_while_the_age
 
     saved = await wait_on_disk(jp_root_dir, path, lambda cells: source_of(cells[0]) == live, timeout=15)
     assert source_of(saved[0]) == "\n".join(expected)
+
+
+async def test_a_new_tab_keeps_chromiums_cache_of_jupyterlab_and_nothing_an_earlier_test_left(
+    server_url, token, make_notebook
+):
+    """Each tab's Chromium starts on a profile kept between tests for its caches (tests/browser.py): the
+    second load gets JupyterLab's bundle from the cache, and none of the first tab's cookies or storage."""
+    path = make_notebook("first.ipynb", cells=["a = 1"])
+    leave = """async () => {
+        localStorage.setItem("left-behind", "1");
+        document.cookie = "left-behind=1; max-age=3600; path=/";
+        await new Promise((done) => { indexedDB.open("left-behind").onsuccess = done; });
+        await caches.open("left-behind");
+    }"""
+    found = """async () => ({
+        local: Object.keys(localStorage).filter((k) => k.startsWith("left-behind")),
+        cookie: document.cookie.includes("left-behind"),
+        indexedDB: (await indexedDB.databases()).map((d) => d.name).filter((n) => n === "left-behind"),
+        cacheStorage: await caches.has("left-behind"),
+    })"""
+    bundle = """() => performance.getEntriesByType("resource")
+        .filter((e) => /\\/static\\/lab\\/jlab_core\\.[0-9a-f]+\\.js/.test(e.name))
+        .map((e) => e.transferSize)"""
+    async with lab_tab(server_url, token, path) as tab:
+        await tab.page.evaluate(leave)
+        assert (await tab.page.evaluate(found)) == {
+            "local": ["left-behind"], "cookie": True, "indexedDB": ["left-behind"], "cacheStorage": True
+        }  # fmt: skip
+    async with lab_tab(server_url, token, path) as tab:
+        assert (await tab.page.evaluate(found)) == {
+            "local": [],
+            "cookie": False,
+            "indexedDB": [],
+            "cacheStorage": False,
+        }
+        assert await tab.page.evaluate(bundle) == [0]  # 0 bytes over the network: from Chromium's cache
