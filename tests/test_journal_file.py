@@ -8,6 +8,7 @@ import asyncio
 import os
 import sqlite3
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ import nbformat
 import pytest
 
 from jupyter_mcp_ext.people.journal import Change, Journal
-from jupyter_mcp_ext.people.journal_store import JournalStore
+from jupyter_mcp_ext.people.journal_store import BATCH_SECONDS, JournalStore
 
 from .mcp_client import connect, ok
 from .panel import PanelAPI
@@ -144,6 +145,38 @@ def test_the_file_keeps_the_journals_bounds_in_entries_and_age(tmp_path):
     again.close()
     assert [e.id for e in loaded.entries] == [3] and loaded.next_id == 4
     assert loaded.entries[0].changes[0].undo == {"type": ["code", "code"]}
+
+
+class _CountingCondition(threading.Condition):
+    """A real condition that counts its notifications."""
+
+    notified = 0
+
+    def notify(self, n: int = 1) -> None:
+        self.notified += 1
+        super().notify(n)
+
+
+def test_a_steady_stream_of_entries_wakes_the_writer_once_per_batch(tmp_path):
+    """Issue 21: each put woke the writer thread (a thread switch on the event loop per edit) while it
+    was only gathering its batch; now it is woken when it waits for work, and writes them all."""
+    path = tmp_path / "j.sqlite"
+    store = JournalStore(path)
+    store._wake = _CountingCondition()
+    store.open()
+    journal = Journal(limit=100)
+    journal.on_change(store.put)
+    for n in range(40):
+        entry = journal.new(agent="a", client="c", user="u", tool="update_cell", path="n.ipynb")
+        entry.changes = [Change("update", f"cell{n}", "a", "b", {"type": ["code", "code"]})]
+        journal.add(entry)
+        time.sleep(0.002)  # an agent's pace: all within one batch
+    time.sleep(BATCH_SECONDS * 2)
+    assert store._wake.notified <= 2
+    store.close()
+    again = JournalStore(path)
+    assert len(again.open().entries) == 40
+    again.close()
 
 
 @pytest.fixture
