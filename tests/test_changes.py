@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import random
 
-from jupyter_mcp_ext.people.changes import CellState, Snapshot, diff
+from jupyter_ydoc import YNotebook
+
+from jupyter_mcp_ext.people.changes import CellState, Snapshot, diff, snapshot
 
 
 def _cell(cid: str, source: str = "x") -> CellState:
@@ -80,3 +82,14 @@ def test_many_changes_at_once_are_each_found() -> None:
             assert before[c.undo["index"]] == c.cell_id
     # A reversed run of 200 keeps one cell in place at most: the rest are moves.
     assert len([c for c in found if c.kind == "move"]) >= 190
+
+
+def test_the_snapshot_after_a_call_takes_whole_ids_only() -> None:
+    """A prefix names a cell in the snapshot before a call; after it, the ids that snapshot found are
+    looked up whole (issue 21: a deleted cell was looked for as a prefix of every id, a scan in Python
+    of the whole notebook on every delete)."""
+    doc = YNotebook()
+    doc.set({"cells": [{"id": cid, "cell_type": "code", "source": cid} for cid in ("abcd1234", "abcd12345")]})
+    assert set(snapshot(doc, {"abcd12"}).cells) == {"abcd1234", "abcd12345"}
+    assert set(snapshot(doc, {"abcd12"}, exact=True).cells) == set()
+    assert set(snapshot(doc, {"abcd1234"}, exact=True).cells) == {"abcd1234"}

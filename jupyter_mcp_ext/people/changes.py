@@ -58,13 +58,15 @@ def targets(tool: str, args: Any) -> set[str] | None:
     return set(named) if named else None
 
 
-def snapshot(doc: Any, only: set[str] | None = None, *, whole: bool = False) -> Snapshot:
+def snapshot(doc: Any, only: set[str] | None = None, *, whole: bool = False, exact: bool = False) -> Snapshot:
     """The cell order of a live notebook, and the cells ``only`` names read in full (all if None).
 
-    A name in ``only`` may be a unique prefix of an id, as tools accept.
+    A name in ``only`` may be a unique prefix of an id, as tools accept; with ``exact`` (the snapshot
+    after a call, given the ids the one before found) only whole ids: a cell the call deleted is not
+    looked for as a prefix of every other id, a scan in Python of the whole notebook.
     """
     order = nb.ids(doc)
-    indices = range(len(order)) if only is None else _positions(order, only)
+    indices = range(len(order)) if only is None else _positions(order, only, exact=exact)
     cells = {}
     with doc.ydoc.transaction():
         for i in indices:
@@ -193,14 +195,15 @@ def _without(order: list[str], drop: set[str]) -> list[str]:
     return kept
 
 
-def _positions(order: list[str], only: set[str]) -> list[int]:
-    """The positions of the cells ``only`` names (an id, or a unique-enough prefix of one)."""
+def _positions(order: list[str], only: set[str], *, exact: bool = False) -> list[int]:
+    """The positions of the cells ``only`` names (an id, or a unique-enough prefix of one unless
+    ``exact``)."""
     found: set[int] = set()
     present = set(order) if len(only) > 8 else None
     for name in only:
         if name in (present if present is not None else order):
             found.add(order.index(name))
-        elif len(name) >= 4:
+        elif not exact and len(name) >= 4:
             found.update(i for i, cid in enumerate(order) if cid.startswith(name))
     return sorted(found)
 

@@ -123,12 +123,16 @@ class Recorder:
         found: list[Change] = []
         for doc, before in self._notebooks.values():
             only = None
-            if self._only is not None:  # the cells named, and any the call added
+            if self._only is not None:  # the cells read before (names resolved), and any the call added
                 now = nb.ids(doc)
-                only = self._only if now == before.order else self._only | (set(now) - set(before.order))
+                only = (
+                    set(before.cells)
+                    if now == before.order
+                    else set(before.cells) | (set(now) - set(before.order))
+                )
             found += changes.diff(
                 before,
-                changes.snapshot(doc, only),
+                changes.snapshot(doc, only, exact=True),
                 run=self.run,
                 ran=self.run and ok,
                 inserted=self.applied.inserted,
