@@ -179,6 +179,28 @@ def test_a_steady_stream_of_entries_wakes_the_writer_once_per_batch(tmp_path):
     again.close()
 
 
+def test_the_entries_people_undid_are_found_without_a_scan_of_the_journal():
+    """Issue 21: every read looked through the whole journal (up to journal_size entries) for the
+    agent's undone changes; the journal now keeps those apart, through revert, restore and drop."""
+    journal = Journal(limit=3)
+    entries = []
+    for n in range(3):
+        entry = journal.new(agent="a", client="c", user="u", tool="update_cell", path="n.ipynb")
+        entry.changes = [Change("update", f"cell{n}", "a", "b", {})]
+        journal.add(entry)
+        entries.append(entry)
+    assert journal.undone() == []
+    entries[1].reverted, entries[1].reverted_by = True, {"user": "p", "at": "now"}
+    journal.changed(entries[1])
+    assert journal.undone() == [entries[1]]
+    again = Journal(limit=3)
+    again.restore(journal.entries(), journal.next_id)
+    assert [e.id for e in again.undone()] == [entries[1].id]
+    for _ in range(2):  # the undone entry ages out of the bounds
+        journal.add(journal.new(agent="a", client="c", user="u", tool="update_cell", path="n.ipynb"))
+    assert journal.undone() == []
+
+
 @pytest.fixture
 def bad(request: pytest.FixtureRequest) -> str:
     return request.param
