@@ -11,7 +11,7 @@ import random
 
 from jupyter_ydoc import YNotebook
 
-from jupyter_mcp_ext.people.changes import CellState, Snapshot, diff, snapshot
+from jupyter_mcp_ext.people.changes import CellState, Snapshot, came_and_went, diff, snapshot
 
 
 def _cell(cid: str, source: str = "x") -> CellState:
@@ -93,3 +93,22 @@ def test_the_snapshot_after_a_call_takes_whole_ids_only() -> None:
     assert set(snapshot(doc, {"abcd12"}).cells) == {"abcd1234", "abcd12345"}
     assert set(snapshot(doc, {"abcd12"}, exact=True).cells) == set()
     assert set(snapshot(doc, {"abcd1234"}, exact=True).cells) == {"abcd1234"}
+
+
+def test_what_came_and_went_is_found_between_the_common_ends() -> None:
+    """came_and_went looks only between the common start and end (issue 21: four sets of every id
+    per insert or delete); it finds what sets of the whole order find, repeated ids included."""
+    rng = random.Random(5)
+    for _ in range(300):
+        before = [f"c{rng.randrange(60)}" for _ in range(rng.randrange(0, 40))]  # repeats on purpose
+        after = list(before)
+        for _ in range(rng.randrange(0, 4)):
+            if after and rng.random() < 0.5:
+                del after[rng.randrange(len(after))]
+            else:
+                after.insert(rng.randrange(len(after) + 1), f"c{rng.randrange(80)}")
+        had, has = set(before), set(after)
+        assert came_and_went(before, after) == (has - had, had - has), (before, after)
+    big = _order(2000)
+    assert came_and_went(big, [*big[:1000], "new", *big[1000:]]) == ({"new"}, set())
+    assert came_and_went(big, big[:700] + big[701:]) == (set(), {"c00700"})
