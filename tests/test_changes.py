@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import random
 
-from jupyter_mcp_ext.people.changes import CellState, Snapshot, diff
+from jupyter_ydoc import YNotebook
+
+from jupyter_mcp_ext.people.changes import CellState, Snapshot, came_and_went, diff, snapshot
 
 
 def _cell(cid: str, source: str = "x") -> CellState:
@@ -80,3 +82,33 @@ def test_many_changes_at_once_are_each_found() -> None:
             assert before[c.undo["index"]] == c.cell_id
     # A reversed run of 200 keeps one cell in place at most: the rest are moves.
     assert len([c for c in found if c.kind == "move"]) >= 190
+
+
+def test_the_snapshot_after_a_call_takes_whole_ids_only() -> None:
+    """A prefix names a cell in the snapshot before a call; after it, the ids that snapshot found are
+    looked up whole (issue 21: a deleted cell was looked for as a prefix of every id, a scan in Python
+    of the whole notebook on every delete)."""
+    doc = YNotebook()
+    doc.set({"cells": [{"id": cid, "cell_type": "code", "source": cid} for cid in ("abcd1234", "abcd12345")]})
+    assert set(snapshot(doc, {"abcd12"}).cells) == {"abcd1234", "abcd12345"}
+    assert set(snapshot(doc, {"abcd12"}, exact=True).cells) == set()
+    assert set(snapshot(doc, {"abcd1234"}, exact=True).cells) == {"abcd1234"}
+
+
+def test_what_came_and_went_is_found_between_the_common_ends() -> None:
+    """came_and_went looks only between the common start and end (issue 21: four sets of every id
+    per insert or delete); it finds what sets of the whole order find, repeated ids included."""
+    rng = random.Random(5)
+    for _ in range(300):
+        before = [f"c{rng.randrange(60)}" for _ in range(rng.randrange(0, 40))]  # repeats on purpose
+        after = list(before)
+        for _ in range(rng.randrange(0, 4)):
+            if after and rng.random() < 0.5:
+                del after[rng.randrange(len(after))]
+            else:
+                after.insert(rng.randrange(len(after) + 1), f"c{rng.randrange(80)}")
+        had, has = set(before), set(after)
+        assert came_and_went(before, after) == (has - had, had - has), (before, after)
+    big = _order(2000)
+    assert came_and_went(big, [*big[:1000], "new", *big[1000:]]) == ({"new"}, set())
+    assert came_and_went(big, big[:700] + big[701:]) == (set(), {"c00700"})

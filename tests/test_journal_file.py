@@ -8,6 +8,7 @@ import asyncio
 import os
 import sqlite3
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ import nbformat
 import pytest
 
 from jupyter_mcp_ext.people.journal import Change, Journal
-from jupyter_mcp_ext.people.journal_store import JournalStore
+from jupyter_mcp_ext.people.journal_store import BATCH_SECONDS, JournalStore
 
 from .mcp_client import connect, ok
 from .panel import PanelAPI
@@ -144,6 +145,60 @@ def test_the_file_keeps_the_journals_bounds_in_entries_and_age(tmp_path):
     again.close()
     assert [e.id for e in loaded.entries] == [3] and loaded.next_id == 4
     assert loaded.entries[0].changes[0].undo == {"type": ["code", "code"]}
+
+
+class _CountingCondition(threading.Condition):
+    """A real condition that counts its notifications."""
+
+    notified = 0
+
+    def notify(self, n: int = 1) -> None:
+        self.notified += 1
+        super().notify(n)
+
+
+def test_a_steady_stream_of_entries_wakes_the_writer_once_per_batch(tmp_path):
+    """Issue 21: each put woke the writer thread (a thread switch on the event loop per edit) while it
+    was only gathering its batch; now it is woken when it waits for work, and writes them all."""
+    path = tmp_path / "j.sqlite"
+    store = JournalStore(path)
+    store._wake = _CountingCondition()
+    store.open()
+    journal = Journal(limit=100)
+    journal.on_change(store.put)
+    for n in range(40):
+        entry = journal.new(agent="a", client="c", user="u", tool="update_cell", path="n.ipynb")
+        entry.changes = [Change("update", f"cell{n}", "a", "b", {"type": ["code", "code"]})]
+        journal.add(entry)
+        time.sleep(0.002)  # an agent's pace: all within one batch
+    time.sleep(BATCH_SECONDS * 2)
+    assert store._wake.notified <= 2
+    store.close()
+    again = JournalStore(path)
+    assert len(again.open().entries) == 40
+    again.close()
+
+
+def test_the_entries_people_undid_are_found_without_a_scan_of_the_journal():
+    """Issue 21: every read looked through the whole journal (up to journal_size entries) for the
+    agent's undone changes; the journal now keeps those apart, through revert, restore and drop."""
+    journal = Journal(limit=3)
+    entries = []
+    for n in range(3):
+        entry = journal.new(agent="a", client="c", user="u", tool="update_cell", path="n.ipynb")
+        entry.changes = [Change("update", f"cell{n}", "a", "b", {})]
+        journal.add(entry)
+        entries.append(entry)
+    assert journal.undone() == []
+    entries[1].reverted, entries[1].reverted_by = True, {"user": "p", "at": "now"}
+    journal.changed(entries[1])
+    assert journal.undone() == [entries[1]]
+    again = Journal(limit=3)
+    again.restore(journal.entries(), journal.next_id)
+    assert [e.id for e in again.undone()] == [entries[1].id]
+    for _ in range(2):  # the undone entry ages out of the bounds
+        journal.add(journal.new(agent="a", client="c", user="u", tool="update_cell", path="n.ipynb"))
+    assert journal.undone() == []
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -87,16 +88,45 @@ def canonical(api: str, contents: Any, *, real: str | None = None) -> str:
 
 
 def _relative(real: str, root: str) -> str:
-    rel = os.path.relpath(real, _real_root(root))
-    return "" if rel == "." else rel.replace(os.sep, "/")
+    real_root = _real_root(root)
+    if real == real_root:
+        return ""
+    inside = real_root.rstrip(os.sep) + os.sep
+    if real.startswith(inside):  # the usual case: a slice, not relpath's splits and joins
+        return real[len(inside) :].replace(os.sep, "/")
+    return os.path.relpath(real, real_root).replace(os.sep, "/")
 
 
 def real_path(api: str, contents: Any) -> str | None:
-    """Where a normalised API path really is (symlinks resolved), for a server on a local disk."""
+    """Where a normalised API path really is (symlinks resolved), for a server on a local disk.
+
+    As ``os.path.realpath`` of the path under the root, found from the root's real path (resolved
+    once) with one ``lstat`` per part of ``api``, rather than one per part of the root's path too;
+    any part that is a link is resolved by ``realpath`` itself, on every call.
+    """
     root = getattr(contents, "root_dir", None)
-    if not isinstance(root, str) or not os.path.isdir(root):
+    if not isinstance(root, str):
         return None
-    return os.path.realpath(os.path.join(root, *api.split("/")))
+    if root not in _local_roots:
+        if not os.path.isdir(root):
+            return None
+        _local_roots.add(root)  # a folder on this disk: it stays one while the server serves it
+    real_root = _real_root(root)
+    parts = [part for part in api.split("/") if part]
+    found = real_root
+    for i, part in enumerate(parts):
+        if part in (".", ".."):
+            return os.path.realpath(os.path.join(real_root, *parts))
+        found = os.path.join(found, part)
+        try:
+            if stat.S_ISLNK(os.lstat(found).st_mode):
+                return os.path.realpath(os.path.join(real_root, *parts))
+        except OSError:  # missing (or under a file): realpath keeps the rest as given, and so does this
+            return os.path.join(found, *parts[i + 1 :])
+    return found
+
+
+_local_roots: set[str] = set()
 
 
 def leads_outside(api: str, contents: Any) -> bool:

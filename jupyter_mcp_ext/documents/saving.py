@@ -18,6 +18,9 @@ import logging
 from typing import Any
 
 from jupyter_server_ydoc.utils import OutOfBandChanges
+from jupyter_ydoc import YNotebook
+
+from .content import notebook_content
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +107,7 @@ async def save(loader: Any, doc: Any, *, file_format: str, file_type: str, room:
     """
     seen = loader.last_modified
     with doc.ydoc.transaction():  # one transaction for the whole read, not one per cell and field
-        content = doc.get()
+        content = notebook_content(doc) if isinstance(doc, YNotebook) else doc.get()
         read_state = doc.ydoc.get_state()
     try:
         saved = await loader.maybe_save_content(

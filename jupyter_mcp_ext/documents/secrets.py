@@ -109,9 +109,9 @@ class DeniedFiles:
         if real is None:
             real = real_path(api, contents)
         if hit is None and real is not None:
-            root = _real_root(contents.root_dir)
-            if real.startswith(root.rstrip(os.sep) + os.sep):
-                hit = self.matches(os.path.relpath(real, root).replace(os.sep, "/"))
+            inside = _real_root(contents.root_dir).rstrip(os.sep) + os.sep
+            if real.startswith(inside):
+                hit = self.matches(real[len(inside) :].replace(os.sep, "/"))
         if hit is not None:
             raise ToolError(_refusal(given or api, hit))
 

@@ -192,6 +192,9 @@ class Journal:
         self._drop_listeners: list[Callable[[int], None]] = []
         self._newest_dropped = 0
         self._dropped_of: OrderedDict[str, int] = OrderedDict()  # agent -> its newest entry dropped
+        # Entries a person undid, by id: every agent's read looks for its own among them, and the
+        # journal holds up to ``limit`` entries (a scan of all of them on each read).
+        self._undone: dict[int, Entry] = {}
 
     def on_change(self, listener: Callable[[Entry], None]) -> None:
         self._listeners.append(listener)
@@ -233,6 +236,7 @@ class Journal:
             entry.size = ENTRY_BYTES + _bytes(fields) + _bytes(entry.changes)
         self._entries[entry.id] = entry
         self.bytes += entry.size
+        self._note_undone(entry)
         oldest = time.time() - self.max_age if self.max_age is not None else None
         while len(self._entries) > 1 and (
             len(self._entries) > self.limit
@@ -244,6 +248,7 @@ class Journal:
     def _drop(self) -> None:
         _, old = self._entries.popitem(last=False)
         self.bytes -= old.size
+        self._undone.pop(old.id, None)
         self._newest_dropped = max(self._newest_dropped, old.id)
         self._dropped_of[old.agent] = old.id
         self._dropped_of.move_to_end(old.agent)
@@ -286,8 +291,21 @@ class Journal:
         return f"and {self.max_age / 86400:g} days " if self.max_age is not None else ""
 
     def changed(self, entry: Entry) -> None:
+        """Announce a change of ``entry`` (every change of one kept goes through here)."""
+        if entry.id in self._entries:
+            self._note_undone(entry)
         for listener in list(self._listeners):
             listener(entry)
+
+    def _note_undone(self, entry: Entry) -> None:
+        if entry.reverted:
+            self._undone[entry.id] = entry
+        else:
+            self._undone.pop(entry.id, None)
+
+    def undone(self) -> list[Entry]:
+        """The entries a person undid, oldest first."""
+        return [self._undone[i] for i in sorted(self._undone)]
 
     def get(self, entry_id: int) -> Entry | None:
         return self._entries.get(entry_id)

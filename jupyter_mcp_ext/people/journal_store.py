@@ -76,6 +76,7 @@ class JournalStore:
         self._checkpoints: list[tuple[str, dict[str, Any] | None]] = []  # (name, record or None: delete)
         self._closing = False
         self._thread: threading.Thread | None = None
+        self._idle = False  # the writer waits for work (a put must wake it); else it gathers a batch
         self.failed = False
 
     # -- start -------------------------------------------------------------------------
@@ -141,7 +142,7 @@ class JournalStore:
             return
         with self._wake:
             self._entries[entry.id] = entry
-            self._wake.notify()
+            self._notify()
 
     def drop(self, entry_id: int) -> None:
         if self._db is None:
@@ -149,7 +150,7 @@ class JournalStore:
         with self._wake:
             self._entries.pop(entry_id, None)
             self._dropped.add(entry_id)
-            self._wake.notify()
+            self._notify()
 
     def put_checkpoint(self, name: str, data: dict[str, Any] | None) -> None:
         """Keep checkpoint ``name`` (None: forget it)."""
@@ -157,13 +158,21 @@ class JournalStore:
             return
         with self._wake:
             self._checkpoints.append((name, data))
+            self._notify()
+
+    def _notify(self) -> None:
+        """Wake the writer if it waits for work (the lock held). While it gathers a batch it takes
+        this change with the rest when the batch is due: waking it for each one (every edit of a
+        steady agent) cost the event loop a thread switch per call, for nothing."""
+        if self._idle:
+            self._idle = False
             self._wake.notify()
 
     def close(self, timeout: float = 10.0) -> None:
         """Write what is pending, then stop the writer."""
         with self._wake:
             self._closing = True
-            self._wake.notify()
+            self._wake.notify()  # whether idle or gathering: the batch is due now
         if self._thread is not None:
             self._thread.join(timeout)
         if self._db is not None:
@@ -176,7 +185,9 @@ class JournalStore:
         while True:
             with self._wake:
                 while not (self._entries or self._dropped or self._checkpoints or self._closing):
+                    self._idle = True
                     self._wake.wait()
+                self._idle = False
                 # Gather what else comes within BATCH_SECONDS: an agent editing steadily costs one
                 # transaction (one sync to the disk) per batch, not one per edit.
                 self._wake.wait_for(lambda: self._closing, BATCH_SECONDS)

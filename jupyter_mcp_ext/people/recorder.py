@@ -122,16 +122,18 @@ class Recorder:
     def _diff_notebooks(self, ok: bool) -> list[Change]:
         found: list[Change] = []
         for doc, before in self._notebooks.values():
-            only = None
-            if self._only is not None:  # the cells named, and any the call added
-                now = nb.ids(doc)
-                only = self._only if now == before.order else self._only | (set(now) - set(before.order))
+            now = nb.ids(doc)
+            came_went = changes.came_and_went(before.order, now)
+            # The cells read before (names resolved), and any the call added.
+            only = None if self._only is None else set(before.cells) | came_went[0]
+            after = changes.snapshot(doc, only, exact=True)
             found += changes.diff(
                 before,
-                changes.snapshot(doc, only),
+                after,
                 run=self.run,
                 ran=self.run and ok,
                 inserted=self.applied.inserted,
+                came_went=came_went if after.order == now else None,
             )
         return found
 

@@ -172,7 +172,7 @@ def undone_for(journal: Journal, agent: Any, path: str, cells: set[str] | None) 
     record = agent.to_json()
     client, user = _client_title(record), record.get("user")
     found = []
-    for e in reversed(journal.entries()):
+    for e in reversed(journal.undone()):
         if not e.reverted or e.reverted_by is None or e.path != path:
             continue
         if e.agent != record["id"] and not (client and (e.client, e.user) == (client, user)):
