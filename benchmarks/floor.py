@@ -44,9 +44,16 @@ class GateHandler(APIHandler):
 
     @web.authenticated
     async def put(self) -> None:
-        """``{"share": x}``: the gate's share from now on (1: off), to compare in one run."""
+        """``{"share": x, "nobody": bool}``: the gate's share from now on (1: off), and whether it is
+        to take nobody to be here (the agents alone, as with no person on the server), to compare in
+        one run."""
+        body = json.loads(self.request.body)
         if self.gate is not None:  # a server without the gate (before issue 14) has nothing to set
-            self.gate.share = float(json.loads(self.request.body)["share"])
+            self.gate.share = float(body["share"])
+            (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+            attendance = getattr(app, "attendance", None)
+            if attendance is not None:
+                self.gate.person_here = _nobody if body.get("nobody") else attendance.person_here
         self.set_status(204)
         self.finish()
 
@@ -62,6 +69,10 @@ class GateHandler(APIHandler):
                 "thread_cpu_s": time.thread_time(),
             }
         )
+
+
+def _nobody() -> bool:
+    return False
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

@@ -57,8 +57,9 @@ def _for(seconds: float) -> Any:
     return lambda: time.monotonic() >= end
 
 
-async def person(bench: Bench) -> None:
-    """Keystroke and REST latency idle, under four flat-out agents, and during a 100 MB print."""
+async def person(bench: Bench, *, flood: bool = True) -> None:
+    """Keystroke and REST latency idle, under four flat-out agents, and (``flood``) during a 100 MB
+    print."""
     server, quick = bench.server, bench.s.quick
     bench.log("what the person feels")
     write_notebook(server.root, "person.ipynb", 3)
@@ -77,14 +78,16 @@ async def person(bench: Bench) -> None:
         # (the server as it was): the machine's drift falls on both alike.
         share = (await http.get(f"{url}bench/gate")).json()["share"]
         modes, agents = await _agents(bench, peer, tab, http, paths, seconds, share)
+        printing: dict[str, list[float]] = {}
         async with mcp_client(server) as client:
             # The agent's cell prints 100 MB into its notebook (5 MB of it kept there).
             code = "for _ in range(100):\n    print('x' * (1024 * 1024 - 1))"
-            flood = asyncio.create_task(
-                call(client, "insert_and_execute", path="person-flood.ipynb", source=code, timeout=300)
-            )
-            printing = await _sample(peer, tab, http, url, flood.done)
-            await flood
+            if flood:
+                printed = asyncio.create_task(
+                    call(client, "insert_and_execute", path="person-flood.ipynb", source=code, timeout=300)
+                )
+                printing = await _sample(peer, tab, http, url, printed.done)
+                await printed
     for what, label, target in (("keystroke", "keystroke", 1.5), ("rest", "REST", 2.0)):
         _ratio_row(bench, f"person's {label} p95, 4 agents flat out", idle[what], modes["on"][what], target)
         _ratio_row(bench, f"person's {label} p95, 4 agents, gate off", idle[what], modes["off"][what], None)
@@ -95,11 +98,18 @@ async def person(bench: Bench) -> None:
             modes["half"][what],
             None,
         )
-    _ratio_row(
-        bench, "person's keystroke p95, during a 100 MB print", idle["keystroke"], printing["keystroke"], 1.5
-    )
-    _ratio_row(bench, "person's REST p95, during a 100 MB print", idle["rest"], printing["rest"], None)
+    if printing:
+        _ratio_row(
+            bench,
+            "person's keystroke p95, during a 100 MB print",
+            idle["keystroke"],
+            printing["keystroke"],
+            1.5,
+        )
+        _ratio_row(bench, "person's REST p95, during a 100 MB print", idle["rest"], printing["rest"], None)
     on, off, half = modes["on"]["stats"], modes["off"]["stats"], modes["half"]["stats"]
+    alone = modes["nobody"]["stats"]
+    _issue21_rows(bench, idle["keystroke"], modes["on"]["keystroke"], on, alone)
     bench.add(
         Row(
             "4 agents flat out under the gate: throughput",
@@ -120,6 +130,7 @@ async def person(bench: Bench) -> None:
                 **on,
                 **{f"gate_off_{k}": v for k, v in off.items()},
                 **{f"gate_half_{k}": v for k, v in half.items()},
+                **{f"nobody_{k}": v for k, v in alone.items()},
             },
         )
     )
@@ -147,7 +158,9 @@ async def _agents(
     assert proc.stdout is not None
     await proc.stdout.readline()  # ready
     await asyncio.sleep(0.5)
-    shares = {"on": share, "off": 1.0, "half": share / 2}  # "half": what a lower setting would give
+    # "nobody": the gate takes nobody to be here and the person is still (the agents alone);
+    # "half": what a lower setting would give.
+    shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
     modes: dict[str, dict[str, Any]] = {
         m: {"keystroke": [], "rest": [], "raw": dict.fromkeys(_RAW, 0.0)} for m in shares
     }
@@ -157,13 +170,20 @@ async def _agents(
         while time.monotonic() < end:
             mode = list(shares)[turn % len(shares)]
             turn += 1
-            (await http.put(f"{url}bench/gate", json={"share": shares[mode]})).raise_for_status()
+            nobody = mode == "nobody"
+            (
+                await http.put(f"{url}bench/gate", json={"share": shares[mode], "nobody": nobody})
+            ).raise_for_status()
             before, cpu, start = (
                 (await http.get(f"{url}bench/gate")).json(),
                 bench.server_cpu(),
                 time.monotonic(),
             )
-            got = await _sample(peer, tab, http, url, _for(1.0))
+            if nobody:
+                await asyncio.sleep(1.0)
+                got = {"keystroke": [], "rest": []}
+            else:
+                got = await _sample(peer, tab, http, url, _for(1.0))
             after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
             raw = modes[mode]["raw"]
             for key in ("spent_s", "admitted", "waited", "thread_cpu_s"):
@@ -172,7 +192,7 @@ async def _agents(
             raw["server_cpu_s"] += bench.server_cpu() - cpu
             modes[mode]["keystroke"] += got["keystroke"]
             modes[mode]["rest"] += got["rest"]
-    (await http.put(f"{url}bench/gate", json={"share": share})).raise_for_status()
+    (await http.put(f"{url}bench/gate", json={"share": share, "nobody": False})).raise_for_status()
     out, _ = await proc.communicate()
     agents = json.loads(out.decode().strip().splitlines()[-1])
     for name, mode in modes.items():
@@ -187,6 +207,52 @@ async def _agents(
             "calls_waited": raw["waited"] / calls,
         }
     return modes, agents
+
+
+def _issue21_rows(
+    bench: Bench, idle: list[float], typing: list[float], on: dict[str, Any], alone: dict[str, Any]
+) -> None:
+    """Issue 21: agents are not throttled by a person's presence. Four agents' calls/s with a person
+    typing (the gate at its setting) against the same agents with nobody there, in the same run's
+    interleaved turns; their total; the person's keystroke p95 then against idle."""
+    extra = {
+        "typing_calls_per_s": on["calls_per_s"],
+        "nobody_calls_per_s": alone["calls_per_s"],
+        "typing_server_cpu_ms_per_call": on["server_cpu_ms_per_call"],
+        "nobody_server_cpu_ms_per_call": alone["server_cpu_ms_per_call"],
+        "typing_calls_waited": on["calls_waited"],
+    }
+    bench.add(
+        Row(
+            "4 agents' calls/s, a person typing, against nobody there",
+            "calls/s",
+            on["calls_per_s"],
+            None,
+            1,
+            alone["calls_per_s"],
+            "nobody there",
+            "min_ratio",
+            0.8,
+            ">= 0.8x",
+            extra,
+        )
+    )
+    bench.add(
+        Row(
+            "4 agents' calls/s in all, a person typing",
+            "calls/s",
+            on["calls_per_s"],
+            None,
+            1,
+            0.0,
+            "-",
+            "min",
+            250,
+            ">= 250 calls/s",
+            extra,
+        )
+    )
+    _ratio_row(bench, "person's keystroke p95, typing among 4 agents (issue 21)", idle, typing, 2.0)
 
 
 _RAW = ("spent_s", "admitted", "waited", "thread_cpu_s", "wall_s", "server_cpu_s")

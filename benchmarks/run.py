@@ -21,7 +21,10 @@ from .report import MB, machine, table
 from .server import bench_server
 
 
-async def run_all(bench: Bench, only_person: bool = False) -> None:
+async def run_all(bench: Bench, only_person: bool = False, only_agents: bool = False) -> None:
+    if only_agents:
+        await person.person(bench, flood=False)
+        return
     if not only_person:
         await run_issue5(bench)
     await person.server_cpu(bench)
@@ -65,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only-person", action="store_true", help="only what the person feels and server CPU per call"
     )
+    parser.add_argument(
+        "--only-agents",
+        action="store_true",
+        help="only the person's latencies and the agents' calls/s under four agents (no 100 MB print)",
+    )
     args = parser.parse_args(argv)
     settings = Settings(quick=args.quick)
 
@@ -79,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
         bench = Bench(server, settings, log, args.profile)
-        asyncio.run(run_all(bench, args.only_person))
+        asyncio.run(run_all(bench, args.only_person, args.only_agents))
     finally:
         server.stop()
     elapsed = time.monotonic() - started
