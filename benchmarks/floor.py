@@ -50,6 +50,12 @@ class GateHandler(APIHandler):
         body = json.loads(self.request.body)
         if self.gate is not None:  # a server without the gate (before issue 14) has nothing to set
             self.gate.share = float(body["share"])
+            if "free_step" in body:  # issue 21: steps shorter than this are not charged
+                self.gate.free_step = float(body["free_step"])
+        if "ystore_batching" in body:  # issue 21: the batching update store, on or off
+            from jupyter_mcp_ext.documents.ystore import BatchedSQLiteYStore
+
+            BatchedSQLiteYStore.batching = bool(body["ystore_batching"])
             (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
             attendance = getattr(app, "attendance", None)
             if attendance is not None:
@@ -63,6 +69,7 @@ class GateHandler(APIHandler):
         self.finish(
             {
                 "share": gate.share if gate else 1.0,
+                "free_step": getattr(gate, "free_step", 0.0),
                 "spent_s": gate.spent if gate else 0.0,
                 "admitted": gate.admitted if gate else 0,
                 "waited": gate.waited if gate else 0,

@@ -76,8 +76,10 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
         idle = await _sample(peer, tab, http, url, _for(seconds))
         # One agents' run, its seconds taken in turns with the gate at the server's setting and off
         # (the server as it was): the machine's drift falls on both alike.
-        share = (await http.get(f"{url}bench/gate")).json()["share"]
-        modes, agents = await _agents(bench, peer, tab, http, paths, seconds, share)
+        setting = (await http.get(f"{url}bench/gate")).json()
+        modes, agents = await _agents(
+            bench, peer, tab, http, paths, seconds, setting["share"], setting.get("free_step", 0.0)
+        )
         printing: dict[str, list[float]] = {}
         async with mcp_client(server) as client:
             # The agent's cell prints 100 MB into its notebook (5 MB of it kept there).
@@ -107,6 +109,12 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
             1.5,
         )
         _ratio_row(bench, "person's REST p95, during a 100 MB print", idle["rest"], printing["rest"], None)
+    for name, mode in modes.items():  # every kind of turn, the ones tried included
+        bench.log(
+            f"  turns {name}: {mode['stats']['calls_per_s']:.1f} calls/s, keystroke p95 "
+            f"{pct(mode['keystroke'], 0.95) if mode['keystroke'] else 0:.1f} ms "
+            f"(idle {pct(idle['keystroke'], 0.95):.1f}), {mode['stats']}"
+        )
     on, off, half = modes["on"]["stats"], modes["off"]["stats"], modes["half"]["stats"]
     alone = modes["nobody"]["stats"]
     _issue21_rows(bench, idle["keystroke"], modes["on"]["keystroke"], on, alone)
@@ -137,7 +145,14 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
 
 
 async def _agents(
-    bench: Bench, peer: Any, tab: Any, http: httpx.AsyncClient, paths: list[str], seconds: float, share: float
+    bench: Bench,
+    peer: Any,
+    tab: Any,
+    http: httpx.AsyncClient,
+    paths: list[str],
+    seconds: float,
+    share: float,
+    free_step: float,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """The person's latencies while four agents call flat out from their own process, in one-second
     turns with the gate at ``share`` ("on"), off, and at half the share; per kind of turn, the gate's
@@ -161,6 +176,10 @@ async def _agents(
     # "nobody": the gate takes nobody to be here and the person is still (the agents alone);
     # "half": what a lower setting would give.
     shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
+    # More gate settings to try beside these, with the person typing (issue 21): BENCH_GATE_MODES,
+    # JSON {"name": {"share": x, "free_step": seconds, "nobody": bool, "ystore_batching": bool}, ...}.
+    tries: dict[str, dict[str, Any]] = json.loads(os.environ.get("BENCH_GATE_MODES", "{}"))
+    shares.update({name: float(t.get("share", share)) for name, t in tries.items()})
     modes: dict[str, dict[str, Any]] = {
         m: {"keystroke": [], "rest": [], "raw": dict.fromkeys(_RAW, 0.0)} for m in shares
     }
@@ -170,9 +189,18 @@ async def _agents(
         while time.monotonic() < end:
             mode = list(shares)[turn % len(shares)]
             turn += 1
-            nobody = mode == "nobody"
+            nobody = mode == "nobody" or bool(tries.get(mode, {}).get("nobody"))
             (
-                await http.put(f"{url}bench/gate", json={"share": shares[mode], "nobody": nobody})
+                await http.put(
+                    f"{url}bench/gate",
+                    json={
+                        "free_step": free_step,
+                        "ystore_batching": True,
+                        **tries.get(mode, {}),
+                        "share": shares[mode],
+                        "nobody": nobody,
+                    },
+                )
             ).raise_for_status()
             before, cpu, start = (
                 (await http.get(f"{url}bench/gate")).json(),
@@ -192,7 +220,9 @@ async def _agents(
             raw["server_cpu_s"] += bench.server_cpu() - cpu
             modes[mode]["keystroke"] += got["keystroke"]
             modes[mode]["rest"] += got["rest"]
-    (await http.put(f"{url}bench/gate", json={"share": share, "nobody": False})).raise_for_status()
+    (
+        await http.put(f"{url}bench/gate", json={"share": share, "nobody": False, "free_step": free_step})
+    ).raise_for_status()
     out, _ = await proc.communicate()
     agents = json.loads(out.decode().strip().splitlines()[-1])
     for name, mode in modes.items():

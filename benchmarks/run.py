@@ -66,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         help="diagnostic: collaboration's update store keeps nothing, to show its share of an edit",
     )
     parser.add_argument(
+        "--ystore-class",
+        default="",
+        help="collaboration's update store class (YDocExtension.ystore_class) for the server under test",
+    )
+    parser.add_argument(
         "--only-person", action="store_true", help="only what the person feels and server CPU per call"
     )
     parser.add_argument(
@@ -80,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         print(text, file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    server = bench_server(without_ystore=args.without_ystore)
+    server = bench_server(without_ystore=args.without_ystore, ystore_class=args.ystore_class)
     try:
         server.start()
         log(f"jupyter server pid {server.pid} at {server.url} (root {server.root})")
@@ -96,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, "
         f"load {info['load_average'][0]:.1f}; {'quick' if settings.quick else 'full'} run in {elapsed:.0f} s\n"
     )
+    if args.ystore_class:
+        print(f"Collaboration's update store: {args.ystore_class}.\n")
     if args.without_ystore:
         print("Diagnostic run: jupyter-collaboration's update store replaced by one that keeps nothing.\n")
     print(table(bench.rows))
