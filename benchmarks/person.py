@@ -157,6 +157,13 @@ async def _agents(
     """The person's latencies while four agents call flat out from their own process, in one-second
     turns with the gate at ``share`` ("on"), off, and at half the share; per kind of turn, the gate's
     and the server's figures."""
+    # "nobody": the gate takes nobody to be here and the person is still (the agents alone);
+    # "half": what a lower setting would give.
+    shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
+    # More gate settings to try beside these, with the person typing (issue 21): BENCH_GATE_MODES,
+    # JSON {"name": {"share": x, "free_step": seconds, "nobody": bool, "ystore_batching": bool}, ...}.
+    tries: dict[str, dict[str, Any]] = json.loads(os.environ.get("BENCH_GATE_MODES", "{}"))
+    shares.update({name: float(t.get("share", share)) for name, t in tries.items()})
     url = bench.server.url
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -166,20 +173,13 @@ async def _agents(
         bench.server.token,
         *paths,
         "--seconds",
-        str(3 * seconds + 2),
+        str(len(shares) * seconds + 3),  # the turns and the last one's overrun
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))},
     )
     assert proc.stdout is not None
     await proc.stdout.readline()  # ready
     await asyncio.sleep(0.5)
-    # "nobody": the gate takes nobody to be here and the person is still (the agents alone);
-    # "half": what a lower setting would give.
-    shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
-    # More gate settings to try beside these, with the person typing (issue 21): BENCH_GATE_MODES,
-    # JSON {"name": {"share": x, "free_step": seconds, "nobody": bool, "ystore_batching": bool}, ...}.
-    tries: dict[str, dict[str, Any]] = json.loads(os.environ.get("BENCH_GATE_MODES", "{}"))
-    shares.update({name: float(t.get("share", share)) for name, t in tries.items()})
     modes: dict[str, dict[str, Any]] = {
         m: {"keystroke": [], "rest": [], "raw": dict.fromkeys(_RAW, 0.0)} for m in shares
     }
