@@ -155,8 +155,8 @@ async def _agents(
     free_step: float,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """The person's latencies while four agents call flat out from their own process, in one-second
-    turns with the gate at ``share`` ("on"), off, and at half the share; per kind of turn, the gate's
-    and the server's figures."""
+    turns with the gate at ``share`` ("on"), with nobody there, off, at half the share, and with the
+    settings of ``BENCH_GATE_MODES``; per kind of turn, the gate's and the server's figures."""
     # "nobody": the gate takes nobody to be here and the person is still (the agents alone);
     # "half": what a lower setting would give.
     shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
