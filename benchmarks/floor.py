@@ -44,9 +44,22 @@ class GateHandler(APIHandler):
 
     @web.authenticated
     async def put(self) -> None:
-        """``{"share": x}``: the gate's share from now on (1: off), to compare in one run."""
+        """``{"share": x, "nobody": bool}``: the gate's share from now on (1: off), and whether it is
+        to take nobody to be here (the agents alone, as with no person on the server), to compare in
+        one run."""
+        body = json.loads(self.request.body)
         if self.gate is not None:  # a server without the gate (before issue 14) has nothing to set
-            self.gate.share = float(json.loads(self.request.body)["share"])
+            self.gate.share = float(body["share"])
+            if "free_step" in body:  # issue 21: steps shorter than this are not charged
+                self.gate.free_step = float(body["free_step"])
+        if "ystore_batching" in body:  # issue 21: the batching update store, on or off
+            from jupyter_mcp_ext.documents.ystore import BatchedSQLiteYStore
+
+            BatchedSQLiteYStore.batching = bool(body["ystore_batching"])
+            (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+            attendance = getattr(app, "attendance", None)
+            if attendance is not None:
+                self.gate.person_here = _nobody if body.get("nobody") else attendance.person_here
         self.set_status(204)
         self.finish()
 
@@ -56,12 +69,17 @@ class GateHandler(APIHandler):
         self.finish(
             {
                 "share": gate.share if gate else 1.0,
+                "free_step": getattr(gate, "free_step", 0.0),
                 "spent_s": gate.spent if gate else 0.0,
                 "admitted": gate.admitted if gate else 0,
                 "waited": gate.waited if gate else 0,
                 "thread_cpu_s": time.thread_time(),
             }
         )
+
+
+def _nobody() -> bool:
+    return False
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

@@ -57,8 +57,9 @@ def _for(seconds: float) -> Any:
     return lambda: time.monotonic() >= end
 
 
-async def person(bench: Bench) -> None:
-    """Keystroke and REST latency idle, under four flat-out agents, and during a 100 MB print."""
+async def person(bench: Bench, *, flood: bool = True) -> None:
+    """Keystroke and REST latency idle, under four flat-out agents, and (``flood``) during a 100 MB
+    print."""
     server, quick = bench.server, bench.s.quick
     bench.log("what the person feels")
     write_notebook(server.root, "person.ipynb", 3)
@@ -75,16 +76,20 @@ async def person(bench: Bench) -> None:
         idle = await _sample(peer, tab, http, url, _for(seconds))
         # One agents' run, its seconds taken in turns with the gate at the server's setting and off
         # (the server as it was): the machine's drift falls on both alike.
-        share = (await http.get(f"{url}bench/gate")).json()["share"]
-        modes, agents = await _agents(bench, peer, tab, http, paths, seconds, share)
+        setting = (await http.get(f"{url}bench/gate")).json()
+        modes, agents = await _agents(
+            bench, peer, tab, http, paths, seconds, setting["share"], setting.get("free_step", 0.0)
+        )
+        printing: dict[str, list[float]] = {}
         async with mcp_client(server) as client:
             # The agent's cell prints 100 MB into its notebook (5 MB of it kept there).
             code = "for _ in range(100):\n    print('x' * (1024 * 1024 - 1))"
-            flood = asyncio.create_task(
-                call(client, "insert_and_execute", path="person-flood.ipynb", source=code, timeout=300)
-            )
-            printing = await _sample(peer, tab, http, url, flood.done)
-            await flood
+            if flood:
+                printed = asyncio.create_task(
+                    call(client, "insert_and_execute", path="person-flood.ipynb", source=code, timeout=300)
+                )
+                printing = await _sample(peer, tab, http, url, printed.done)
+                await printed
     for what, label, target in (("keystroke", "keystroke", 1.5), ("rest", "REST", 2.0)):
         _ratio_row(bench, f"person's {label} p95, 4 agents flat out", idle[what], modes["on"][what], target)
         _ratio_row(bench, f"person's {label} p95, 4 agents, gate off", idle[what], modes["off"][what], None)
@@ -95,11 +100,24 @@ async def person(bench: Bench) -> None:
             modes["half"][what],
             None,
         )
-    _ratio_row(
-        bench, "person's keystroke p95, during a 100 MB print", idle["keystroke"], printing["keystroke"], 1.5
-    )
-    _ratio_row(bench, "person's REST p95, during a 100 MB print", idle["rest"], printing["rest"], None)
+    if printing:
+        _ratio_row(
+            bench,
+            "person's keystroke p95, during a 100 MB print",
+            idle["keystroke"],
+            printing["keystroke"],
+            1.5,
+        )
+        _ratio_row(bench, "person's REST p95, during a 100 MB print", idle["rest"], printing["rest"], None)
+    for name, mode in modes.items():  # every kind of turn, the ones tried included
+        bench.log(
+            f"  turns {name}: {mode['stats']['calls_per_s']:.1f} calls/s, keystroke p95 "
+            f"{pct(mode['keystroke'], 0.95) if mode['keystroke'] else 0:.1f} ms "
+            f"(idle {pct(idle['keystroke'], 0.95):.1f}), {mode['stats']}"
+        )
     on, off, half = modes["on"]["stats"], modes["off"]["stats"], modes["half"]["stats"]
+    alone = modes["nobody"]["stats"]
+    _issue21_rows(bench, idle["keystroke"], modes["on"]["keystroke"], on, alone)
     bench.add(
         Row(
             "4 agents flat out under the gate: throughput",
@@ -120,17 +138,32 @@ async def person(bench: Bench) -> None:
                 **on,
                 **{f"gate_off_{k}": v for k, v in off.items()},
                 **{f"gate_half_{k}": v for k, v in half.items()},
+                **{f"nobody_{k}": v for k, v in alone.items()},
             },
         )
     )
 
 
 async def _agents(
-    bench: Bench, peer: Any, tab: Any, http: httpx.AsyncClient, paths: list[str], seconds: float, share: float
+    bench: Bench,
+    peer: Any,
+    tab: Any,
+    http: httpx.AsyncClient,
+    paths: list[str],
+    seconds: float,
+    share: float,
+    free_step: float,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """The person's latencies while four agents call flat out from their own process, in one-second
-    turns with the gate at ``share`` ("on"), off, and at half the share; per kind of turn, the gate's
-    and the server's figures."""
+    turns with the gate at ``share`` ("on"), with nobody there, off, at half the share, and with the
+    settings of ``BENCH_GATE_MODES``; per kind of turn, the gate's and the server's figures."""
+    # "nobody": the gate takes nobody to be here and the person is still (the agents alone);
+    # "half": what a lower setting would give.
+    shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
+    # More gate settings to try beside these, with the person typing (issue 21): BENCH_GATE_MODES,
+    # JSON {"name": {"share": x, "free_step": seconds, "nobody": bool, "ystore_batching": bool}, ...}.
+    tries: dict[str, dict[str, Any]] = json.loads(os.environ.get("BENCH_GATE_MODES", "{}"))
+    shares.update({name: float(t.get("share", share)) for name, t in tries.items()})
     url = bench.server.url
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -140,14 +173,13 @@ async def _agents(
         bench.server.token,
         *paths,
         "--seconds",
-        str(3 * seconds + 2),
+        str(len(shares) * seconds + 3),  # the turns and the last one's overrun
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))},
     )
     assert proc.stdout is not None
     await proc.stdout.readline()  # ready
     await asyncio.sleep(0.5)
-    shares = {"on": share, "off": 1.0, "half": share / 2}  # "half": what a lower setting would give
     modes: dict[str, dict[str, Any]] = {
         m: {"keystroke": [], "rest": [], "raw": dict.fromkeys(_RAW, 0.0)} for m in shares
     }
@@ -157,13 +189,29 @@ async def _agents(
         while time.monotonic() < end:
             mode = list(shares)[turn % len(shares)]
             turn += 1
-            (await http.put(f"{url}bench/gate", json={"share": shares[mode]})).raise_for_status()
+            nobody = mode == "nobody" or bool(tries.get(mode, {}).get("nobody"))
+            (
+                await http.put(
+                    f"{url}bench/gate",
+                    json={
+                        "free_step": free_step,
+                        "ystore_batching": True,
+                        **tries.get(mode, {}),
+                        "share": shares[mode],
+                        "nobody": nobody,
+                    },
+                )
+            ).raise_for_status()
             before, cpu, start = (
                 (await http.get(f"{url}bench/gate")).json(),
                 bench.server_cpu(),
                 time.monotonic(),
             )
-            got = await _sample(peer, tab, http, url, _for(1.0))
+            if nobody:
+                await asyncio.sleep(1.0)
+                got = {"keystroke": [], "rest": []}
+            else:
+                got = await _sample(peer, tab, http, url, _for(1.0))
             after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
             raw = modes[mode]["raw"]
             for key in ("spent_s", "admitted", "waited", "thread_cpu_s"):
@@ -172,7 +220,9 @@ async def _agents(
             raw["server_cpu_s"] += bench.server_cpu() - cpu
             modes[mode]["keystroke"] += got["keystroke"]
             modes[mode]["rest"] += got["rest"]
-    (await http.put(f"{url}bench/gate", json={"share": share})).raise_for_status()
+    (
+        await http.put(f"{url}bench/gate", json={"share": share, "nobody": False, "free_step": free_step})
+    ).raise_for_status()
     out, _ = await proc.communicate()
     agents = json.loads(out.decode().strip().splitlines()[-1])
     for name, mode in modes.items():
@@ -187,6 +237,52 @@ async def _agents(
             "calls_waited": raw["waited"] / calls,
         }
     return modes, agents
+
+
+def _issue21_rows(
+    bench: Bench, idle: list[float], typing: list[float], on: dict[str, Any], alone: dict[str, Any]
+) -> None:
+    """Issue 21: agents are not throttled by a person's presence. Four agents' calls/s with a person
+    typing (the gate at its setting) against the same agents with nobody there, in the same run's
+    interleaved turns; their total; the person's keystroke p95 then against idle."""
+    extra = {
+        "typing_calls_per_s": on["calls_per_s"],
+        "nobody_calls_per_s": alone["calls_per_s"],
+        "typing_server_cpu_ms_per_call": on["server_cpu_ms_per_call"],
+        "nobody_server_cpu_ms_per_call": alone["server_cpu_ms_per_call"],
+        "typing_calls_waited": on["calls_waited"],
+    }
+    bench.add(
+        Row(
+            "4 agents' calls/s, a person typing, against nobody there",
+            "calls/s",
+            on["calls_per_s"],
+            None,
+            1,
+            alone["calls_per_s"],
+            "nobody there",
+            "min_ratio",
+            0.8,
+            ">= 0.8x",
+            extra,
+        )
+    )
+    bench.add(
+        Row(
+            "4 agents' calls/s in all, a person typing",
+            "calls/s",
+            on["calls_per_s"],
+            None,
+            1,
+            0.0,
+            "-",
+            "min",
+            250,
+            ">= 250 calls/s",
+            extra,
+        )
+    )
+    _ratio_row(bench, "person's keystroke p95, typing among 4 agents (issue 21)", idle, typing, 2.0)
 
 
 _RAW = ("spent_s", "admitted", "waited", "thread_cpu_s", "wall_s", "server_cpu_s")

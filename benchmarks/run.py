@@ -21,7 +21,10 @@ from .report import MB, machine, table
 from .server import bench_server
 
 
-async def run_all(bench: Bench, only_person: bool = False) -> None:
+async def run_all(bench: Bench, only_person: bool = False, only_agents: bool = False) -> None:
+    if only_agents:
+        await person.person(bench, flood=False)
+        return
     if not only_person:
         await run_issue5(bench)
     await person.server_cpu(bench)
@@ -63,7 +66,17 @@ def main(argv: list[str] | None = None) -> int:
         help="diagnostic: collaboration's update store keeps nothing, to show its share of an edit",
     )
     parser.add_argument(
+        "--ystore-class",
+        default="",
+        help="collaboration's update store class (YDocExtension.ystore_class) for the server under test",
+    )
+    parser.add_argument(
         "--only-person", action="store_true", help="only what the person feels and server CPU per call"
+    )
+    parser.add_argument(
+        "--only-agents",
+        action="store_true",
+        help="only the person's latencies and the agents' calls/s under four agents (no 100 MB print)",
     )
     args = parser.parse_args(argv)
     settings = Settings(quick=args.quick)
@@ -72,14 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         print(text, file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    server = bench_server(without_ystore=args.without_ystore)
+    server = bench_server(without_ystore=args.without_ystore, ystore_class=args.ystore_class)
     try:
         server.start()
         log(f"jupyter server pid {server.pid} at {server.url} (root {server.root})")
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
         bench = Bench(server, settings, log, args.profile)
-        asyncio.run(run_all(bench, args.only_person))
+        asyncio.run(run_all(bench, args.only_person, args.only_agents))
     finally:
         server.stop()
     elapsed = time.monotonic() - started
@@ -88,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, "
         f"load {info['load_average'][0]:.1f}; {'quick' if settings.quick else 'full'} run in {elapsed:.0f} s\n"
     )
+    if args.ystore_class:
+        print(f"Collaboration's update store: {args.ystore_class}.\n")
     if args.without_ystore:
         print("Diagnostic run: jupyter-collaboration's update store replaced by one that keeps nothing.\n")
     print(table(bench.rows))

@@ -150,8 +150,10 @@ class JupyterServer:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def bench_server(*, without_ystore: bool = False) -> JupyterServer:
+def bench_server(*, without_ystore: bool = False, ystore_class: str = "") -> JupyterServer:
     """The benchmark's server: with the CPU floor's handler (benchmarks/floor.py) and, as a diagnostic,
-    without collaboration's update store."""
-    store = ["--YDocExtension.ystore_class=benchmarks.nostore.NoStore"] if without_ystore else []
+    without collaboration's update store, or with another one (``ystore_class``)."""
+    if without_ystore:
+        ystore_class = "benchmarks.nostore.NoStore"
+    store = [f"--YDocExtension.ystore_class={ystore_class}"] if ystore_class else []
     return JupyterServer(extensions=["benchmarks.floor"], arguments=store, prefix="jupyter-mcp-bench-")

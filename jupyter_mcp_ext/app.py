@@ -96,7 +96,11 @@ class MCPExtensionApp(MCPSettings):
             serverapp.web_app.settings,
             is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),
         )
-        self.gate = LoopGate(self.mcp_loop_share, person_here=self.attendance.person_here)
+        self.gate = LoopGate(
+            self.mcp_loop_share,
+            person_here=self.attendance.person_here,
+            free_step=self.mcp_loop_free_step_ms / 1000,
+        )
         tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
         self.tasks = TaskBoard()
         self.transport = MCPTransport(

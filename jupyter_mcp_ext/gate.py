@@ -78,9 +78,12 @@ class LoopGate:
     ``person_here``, MCP work waits only while it says a person is here.
     """
 
-    def __init__(self, share: float = 0.5, person_here: Callable[[], bool] | None = None):
+    def __init__(
+        self, share: float = 0.5, person_here: Callable[[], bool] | None = None, free_step: float = 0.0
+    ):
         self.share = share
         self.person_here = person_here
+        self.free_step = free_step  # steps shorter than this (seconds) are not charged to the share
         self.spent = 0.0  # seconds of loop time MCP work held, in all
         self.admitted = 0
         self.waited = 0  # admissions that had to wait
@@ -101,7 +104,8 @@ class LoopGate:
 
     def spend(self, seconds: float) -> None:
         self.spent += seconds
-        self._credit -= seconds
+        if not 0 <= seconds < self.free_step:  # a short step is not charged (a negative: a refund)
+            self._credit -= seconds
 
     def _refill(self) -> None:
         now = time.monotonic()

@@ -221,6 +221,14 @@ class MCPSettings(ExtensionApp):
         "file browser and kernels are served first. 1 turns the gate off.",
     )
 
+    mcp_loop_free_step_ms = Float(
+        0.0,
+        config=True,
+        help="Steps of MCP work shorter than this (milliseconds of loop time) are not charged to "
+        "mcp_loop_share: the gate then holds agents back only for the long steps a person would wait "
+        "behind. 0: every step is charged.",
+    )
+
     agents_file = Unicode(
         "",
         config=True,

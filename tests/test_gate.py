@@ -217,3 +217,26 @@ async def test_with_nobody_but_agents_on_the_server_agents_are_not_held_back(
                 await http.post(url, headers=session, json=ping, timeout=1.0)
             assert gate.waited > waited, "with a person here, a call over the share did not wait"
             gate.spend(-2000 * SHARE)
+
+
+async def test_short_steps_are_free_with_a_free_step(jp_serverapp, server_url, jp_auth_header):
+    """With ``mcp_loop_free_step_ms``, steps under it are not charged: only long ones make calls wait."""
+    gate = gate_of(jp_serverapp)
+    await a_person_browses(server_url, jp_auth_header)
+    gate.recent_share()
+    gate.free_step = 0.001
+    try:
+        waited = gate.waited
+        for _ in range(1000):
+            gate.spend(0.0005)  # half a second of short steps in all: ten times the burst
+        await asyncio.wait_for(gate.run("a", asyncio.sleep(0)), timeout=30)
+        assert gate.waited == waited, "a call after short steps only waited for its turn"
+
+        async def long_step() -> None:
+            time.sleep(0.05)  # one step holding the loop 50 ms
+
+        await gate.run("a", long_step())
+        await asyncio.wait_for(gate.run("a", asyncio.sleep(0)), timeout=30)
+        assert gate.waited > waited, "the call after a 50 ms step did not wait for its turn"
+    finally:
+        gate.free_step = 0.0
