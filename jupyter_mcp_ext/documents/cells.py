@@ -3,14 +3,13 @@
 Everything here is synchronous on purpose: between reading a cell and writing it there is no
 ``await``, so no other client's update can land in between. Edits go in as the smallest change
 to the shared data (a splice of the text, not a rewrite), so a person typing in the same cell keeps
-their cursor and keystrokes. Cells are addressed by their nbformat id; indices are only positions.
+their cursor and keystrokes. Cells are addressed by their nbformat id; indices are only positions
+(finding them is ``cell_ids``'s job; its lookups are re-exported here, the one module tools call).
 """
 
 from __future__ import annotations
 
-import secrets
-import weakref
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -18,32 +17,17 @@ from pycrdt import Array, Map, Text
 
 from ..errors import ToolError
 from . import activity, applied, values
+from .cell_ids import find as find
+from .cell_ids import find_all as find_all
+from .cell_ids import id_of, remember
+from .cell_ids import ids as ids
+from .cell_ids import new_id as new_id
+from .cell_ids import position as position
 from .merge import Edit, edits
 from .splices import apply_edits, splice
 from .values import check_source_size
 
 CELL_TYPES = ("code", "markdown", "raw")
-_MIN_PREFIX = 4
-
-
-class _IdCache:
-    """A notebook's cell ids in order, kept until its cell list changes shape.
-
-    Reading every cell's id costs about 7 µs a cell in pycrdt (3.5 ms on 500 cells), and almost
-    every tool needs the list. An observer on the cell array drops it when cells are inserted,
-    deleted or replaced, by anyone; edits inside cells (a person typing) leave it valid. Our own
-    structural edits put the updated list back at once, so an agent's next call finds it ready.
-    """
-
-    def __init__(self, doc: YNotebook):
-        self.ids: list[str] | None = None
-        self._subscription = doc.ycells.observe(self._drop)
-
-    def _drop(self, _event: Any) -> None:
-        self.ids = None
-
-
-_caches: weakref.WeakKeyDictionary[YNotebook, _IdCache] = weakref.WeakKeyDictionary()
 
 
 def mark_dirty(doc: Any) -> None:
@@ -51,82 +35,6 @@ def mark_dirty(doc: Any) -> None:
     is an update that each peer receives and the collaboration store keeps."""
     if doc.dirty is not True:
         doc.dirty = True
-
-
-def _cache(doc: YNotebook) -> _IdCache:
-    cache = _caches.get(doc)
-    if cache is None:
-        cache = _caches[doc] = _IdCache(doc)
-    return cache
-
-
-def ids(doc: YNotebook) -> list[str]:
-    """The cell ids in order (a copy: callers may keep or change it)."""
-    cache = _cache(doc)
-    if cache.ids is None:
-        with doc.ydoc.transaction():  # one transaction for the whole scan
-            cache.ids = [_id_of(ycell) for ycell in doc.ycells]
-    return list(cache.ids)
-
-
-def _id_of(ycell: Map) -> str:
-    try:  # item access: Map.get and `in` list the map's keys first
-        return str(ycell["id"])
-    except KeyError:
-        return ""
-
-
-def _remember(doc: YNotebook, new_ids: list[str]) -> None:
-    """After our own structural edit (its transaction closed, so the observer has run)."""
-    _cache(doc).ids = new_ids
-
-
-def find(doc: YNotebook, cell_id: str, *, cell_ids: list[str] | None = None) -> int:
-    """Index of the cell with this id (or a unique prefix of at least 4 characters of it)."""
-    all_ids = ids(doc) if cell_ids is None else cell_ids
-    if cell_id in all_ids:
-        i = all_ids.index(cell_id)
-        if _id_of(doc.ycells[i]) == cell_id:
-            return i
-        _cache(doc).ids = None  # an id changed inside a cell (a deduplication on save): look again
-        return find(doc, cell_id)
-    if len(cell_id) >= _MIN_PREFIX:
-        matches = [i for i, cid in enumerate(all_ids) if cid.startswith(cell_id)]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            raise ToolError(
-                f"Cell id '{cell_id}' is ambiguous ({len(matches)} cells start with it); give the full id."
-            )
-    raise ToolError(
-        f"No cell with id '{cell_id}' in this notebook. Cell ids come from get_notebook; "
-        "call it again if the notebook may have changed."
-    )
-
-
-def find_all(doc: YNotebook, cell_ids: Iterable[str]) -> list[int]:
-    """Indices for every id (each once, however often it is named), checking them all before anything
-    is done with any: 5,000 copies of one id made read_cells render the cell 5,000 times."""
-    all_ids = ids(doc)
-    return [find(doc, cid, cell_ids=all_ids) for cid in dict.fromkeys(cell_ids)]
-
-
-def position(doc: YNotebook, *, before: str | None, after: str | None, index: int | None) -> int:
-    """Where new cells go: before/after a cell id (ids win over an index), else index, else the end."""
-    count = len(doc.ycells)
-    if before is not None and after is not None:
-        raise ToolError("Give either 'before' or 'after', not both.")
-    if before is not None:
-        return find(doc, before)
-    if after is not None:
-        return find(doc, after) + 1
-    if index is None:
-        return count
-    if not -count - 1 <= index <= count:
-        raise ToolError(
-            f"Index {index} is out of range: this notebook has {count} cells (0..{count}, or -1 for the end)."
-        )
-    return index if index >= 0 else count + 1 + index
 
 
 def summary(doc: YNotebook, i: int) -> dict[str, Any]:
@@ -166,7 +74,7 @@ def _summary(ycell: Map, i: int) -> dict[str, Any]:
     first = source.partition("\n")[0]
     lines = 0 if not source else source.count("\n") + (not source.endswith("\n"))
     return {
-        "id": _id_of(ycell),
+        "id": id_of(ycell),
         "index": i,
         "type": item(ycell, "cell_type"),
         "execution_count": _int_or_none(item(ycell, "execution_count")),
@@ -265,7 +173,7 @@ def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
             applied.inserted(cell_id, cell["source"])
             new_ids.append(cell_id)
         mark_dirty(doc)
-    _remember(doc, before[:at] + new_ids + before[at:])
+    remember(doc, before[:at] + new_ids + before[at:])
     return new_ids
 
 
@@ -333,7 +241,7 @@ def set_type(doc: YNotebook, i: int, cell_type: str) -> None:
     with doc.ydoc.transaction():
         doc.set_cell(i, cell)
         mark_dirty(doc)
-    _remember(doc, order)
+    remember(doc, order)
 
 
 def update_metadata(doc: YNotebook, i: int, patch: dict[str, Any]) -> None:
@@ -359,11 +267,11 @@ def delete(doc: YNotebook, indices: list[int]) -> None:
             del doc.ycells[i]
         mark_dirty(doc)
     if len(gone) > 64:
-        _remember(doc, [cid for i, cid in enumerate(before) if i not in gone])
+        remember(doc, [cid for i, cid in enumerate(before) if i not in gone])
     else:  # a few: taken out by position (in C), not by a Python loop over every cell
         for i in sorted(gone, reverse=True):
             del before[i]
-        _remember(doc, before)
+        remember(doc, before)
 
 
 def move(doc: YNotebook, src: int, dest: int) -> int:
@@ -384,7 +292,7 @@ def move(doc: YNotebook, src: int, dest: int) -> int:
         doc.ycells.insert(target, doc.create_ycell(cell))
         mark_dirty(doc)
     order.insert(target, order.pop(src))
-    _remember(doc, order)
+    remember(doc, order)
     return target
 
 
@@ -407,14 +315,6 @@ def clear_outputs(doc: YNotebook, indices: list[int]) -> int:
         if cleared:
             mark_dirty(doc)
     return cleared
-
-
-def new_id(taken: Container[str], also: Container[str] = ()) -> str:
-    # Short ids cost an agent fewer tokens than uuids; nbformat only asks that they be unique.
-    while True:
-        candidate = secrets.token_hex(4)
-        if candidate not in taken and candidate not in also:
-            return candidate
 
 
 def _int_or_none(value: Any) -> int | None:
