@@ -25,6 +25,7 @@ from .cells import mark_dirty
 from .paths import canonical, without_root
 from .saving import SaveDeadline
 from .secrets import DEFAULT_DENIED, DeniedFiles
+from .update_store import UpdateStores
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +39,12 @@ class DocumentService:
         idle_timeout: float,
         max_save_delay: float | None = None,
         denied: DeniedFiles | None = None,
+        ready_timeout: float | None = 30.0,
     ):
         self._settings = settings
         self.saves = SaveDeadline(settings, max_save_delay)
+        self.stores = UpdateStores(settings)
+        self.ready_timeout = ready_timeout
         self.contents = contents
         self.denied = denied or DeniedFiles(DEFAULT_DENIED)
         self.idle_timeout = idle_timeout
@@ -97,15 +101,21 @@ class DocumentService:
         existed = ext.ywebsocket_server.room_exists(room_id)
         if not existed:
             await self._check_readable(api, path)
+            await self.stores.ensure()  # before the room's store looks at its database
         try:
-            # By room id when it is open: the path's file id was just looked up.
-            doc = await ext.get_document(room_id=room_id, copy=False) if existed else None
-            if doc is None:
-                doc = await ext.get_document(
-                    path=api, content_type="notebook", file_format="json", copy=False, create=True
-                )
+            async with asyncio.timeout(self.ready_timeout):  # no task of its own: this is every call's path
+                doc = await self._ready_document(ext, api, room_id, existed)
         except HTTPError as err:
             raise ToolError(f"Could not open '{path}': {err.log_message or err.reason}.") from err
+        except TimeoutError:
+            closed = await self._drop_unready(room_id)
+            why = self.stores.failure() or "the server's log may say why"
+            raise ToolError(
+                f"'{path}' did not become ready within {self.ready_timeout:g} s: the collaboration layer "
+                f"could not load its shared document ({why}). "
+                + ("Its room was closed" if closed else "A tab has it open, so its room was left open")
+                + ": try again, and if it fails again, ask the person to check the server's log."
+            ) from None
         if not isinstance(doc, YNotebook):
             raise ToolError(f"Could not open '{path}' as a notebook.")
         if not existed:
@@ -117,6 +127,33 @@ class DocumentService:
             _upgrade_to_cell_ids(doc)
         self.saves.arm(room_id)
         return api, doc
+
+    async def _ready_document(self, ext: Any, api: str, room_id: str, existed: bool) -> Any:
+        """The room's live document once the room is ready (its content loaded): never an empty one."""
+        # By room id when it is open: the path's file id was just looked up.
+        doc = await ext.get_document(room_id=room_id, copy=False) if existed else None
+        if doc is None:
+            doc = await ext.get_document(
+                path=api, content_type="notebook", file_format="json", copy=False, create=True
+            )
+        room = ext.ywebsocket_server.rooms.get(room_id)
+        if room is not None and not room.ready:  # left half-open by a call that gave up on it
+            await room.ready_event.wait()
+        return doc
+
+    async def _drop_unready(self, room_id: str) -> bool:
+        """Close a room that never became ready and that no tab uses, so that a retry opens it afresh."""
+        ext = self._settings.get("jupyter_server_ydoc")
+        room = ext.ywebsocket_server.rooms.get(room_id) if ext is not None else None
+        if room is None or room.ready:
+            return True
+        if room.clients:
+            return False  # a tab waits for it too: closing it is the collaboration layer's call
+        self._agent_rooms.pop(room_id, None)
+        with contextlib.suppress(Exception):
+            await self._close(ext, room_id)
+        log.warning("Closed room %s: it did not become ready within %g s", room_id, self.ready_timeout)
+        return True
 
     def hold(self, api: str) -> str:
         """Keep the notebook's room open while a call works on its document; ``release`` it after.
@@ -207,13 +244,17 @@ class DocumentService:
             or not server.room_exists(room_id)
         ):
             return not server.room_exists(room_id)
-        await server.delete_room(name=room_id)
+        await self._close(ext, room_id)
+        log.info("Closed idle agent room %s", room_id)
+        return True
+
+    @staticmethod
+    async def _close(ext: Any, room_id: str) -> None:
+        await ext.ywebsocket_server.delete_room(name=room_id)
         file_id = room_id.rsplit(":", 1)[-1]
         loaders = ext.file_loaders
         if file_id in loaders and loaders[file_id].number_of_subscriptions == 0:
             await loaders.remove(file_id)
-        log.info("Closed idle agent room %s", room_id)
-        return True
 
     async def stop(self) -> None:
         self.saves.stop()
