@@ -44,8 +44,8 @@ class MCPSettings(ExtensionApp):
         config=True,
         allow_none=True,
         help="Seconds a tool call waits for a notebook's shared document to load before it fails with a "
-        "tool error (and the room, if no tab uses it, is closed so that a retry opens it afresh). "
-        "None: wait without end.",
+        "tool error. A load still under way goes on for the next call; a room whose update store could not "
+        "open its database is closed, so that a retry opens it afresh. None: wait without end.",
     )
     session_idle_timeout = Float(
         1800.0,

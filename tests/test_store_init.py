@@ -160,3 +160,24 @@ class TestARoomThatNeverBecomesReady:
             (tmp_path / ".jupyter_ystore.db").rmdir()
             cells = (await asyncio.wait_for(ok(agent, "read_cells", path=path), BOUND))["cells"]
             assert [c["source"] for c in cells] == ["x = 1"]
+
+
+class TestARoomStillLoading:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config):
+        jp_server_config.MCPExtensionApp.room_ready_timeout = 0.05  # far below a large notebook's load
+        return jp_server_config
+
+    async def test_is_a_tool_error_and_its_load_goes_on_for_the_next_call(
+        self, server_url, jp_auth_header, make_notebook, jp_serverapp
+    ):
+        path = make_notebook("large.ipynb", cells=[f"x = {i}  # {'.' * 200}" for i in range(3000)])
+        async with connect(server_url, jp_auth_header) as agent:
+            message = await asyncio.wait_for(fails(agent, "read_cells", path=path, start=0, end=1), BOUND)
+            assert "large.ipynb" in message and "still loading" in message, message
+            (room,) = _rooms(jp_serverapp, [path])
+            assert room is not None  # left to finish loading, not closed
+            await asyncio.wait_for(room.ready_event.wait(), BOUND)
+            cells = (await ok(agent, "read_cells", path=path, start=2999))["cells"]
+            assert cells[0]["source"].startswith("x = 2999")
+            assert _rooms(jp_serverapp, [path]) == [room]  # the same room: one per file

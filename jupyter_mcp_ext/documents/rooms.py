@@ -103,18 +103,21 @@ class DocumentService:
             await self._check_readable(api, path)
             await self.stores.ensure()  # before the room's store looks at its database
         try:
-            async with asyncio.timeout(self.ready_timeout):  # no task of its own: this is every call's path
-                doc = await self._ready_document(ext, api, room_id, existed)
+            doc = await self._ready_document(ext, api, room_id, existed)
         except HTTPError as err:
             raise ToolError(f"Could not open '{path}': {err.log_message or err.reason}.") from err
-        except TimeoutError:
-            closed = await self._drop_unready(room_id)
-            why = self.stores.failure() or "the server's log may say why"
+        except _Unready as unready:
+            if unready.closed:
+                why = self.stores.failure() or "its update store did not open"
+                raise ToolError(
+                    f"'{path}' did not become ready within {self.ready_timeout:g} s: the collaboration "
+                    f"layer could not load its shared document ({why}). Its room was closed: try again, "
+                    "and if it fails again, ask the person to check the server's log."
+                ) from None
             raise ToolError(
-                f"'{path}' did not become ready within {self.ready_timeout:g} s: the collaboration layer "
-                f"could not load its shared document ({why}). "
-                + ("Its room was closed" if closed else "A tab has it open, so its room was left open")
-                + ": try again, and if it fails again, ask the person to check the server's log."
+                f"'{path}' did not become ready within {self.ready_timeout:g} s: the collaboration layer is "
+                "still loading its shared document. Try again in a moment; if it keeps failing, ask the "
+                "person to check the server's log."
             ) from None
         if not isinstance(doc, YNotebook):
             raise ToolError(f"Could not open '{path}' as a notebook.")
@@ -129,7 +132,29 @@ class DocumentService:
         return api, doc
 
     async def _ready_document(self, ext: Any, api: str, room_id: str, existed: bool) -> Any:
-        """The room's live document once the room is ready (its content loaded): never an empty one."""
+        """The room's live document once the room is ready (its content loaded), within the timeout."""
+        room = ext.ywebsocket_server.rooms.get(room_id)
+        if existed and room is not None and room.ready:  # every call's path: no task of its own
+            try:
+                async with asyncio.timeout(self.ready_timeout):
+                    return await ext.get_document(room_id=room_id, copy=False)
+            except TimeoutError:
+                raise _Unready(closed=False) from None
+        # A load that outlasts the timeout goes on (a large file): the next call finds it done.
+        loading = asyncio.ensure_future(self._load(ext, api, room_id, existed))
+        loading.add_done_callback(lambda task: task.cancelled() or task.exception())
+        try:
+            async with asyncio.timeout(self.ready_timeout):
+                return await asyncio.shield(loading)
+        except TimeoutError:
+            closed = await self._drop_broken(room_id, loading)
+            if not closed and not existed:  # ours, still loading: closed when idle, as any agent room
+                self._agent_rooms.setdefault(room_id, time.monotonic())
+                self._ensure_evictor()
+            raise _Unready(closed=closed) from None
+
+    @staticmethod
+    async def _load(ext: Any, api: str, room_id: str, existed: bool) -> Any:
         # By room id when it is open: the path's file id was just looked up.
         doc = await ext.get_document(room_id=room_id, copy=False) if existed else None
         if doc is None:
@@ -137,22 +162,29 @@ class DocumentService:
                 path=api, content_type="notebook", file_format="json", copy=False, create=True
             )
         room = ext.ywebsocket_server.rooms.get(room_id)
-        if room is not None and not room.ready:  # left half-open by a call that gave up on it
+        if room is not None and not room.ready:  # another's load under way, or one that failed
             await room.ready_event.wait()
         return doc
 
-    async def _drop_unready(self, room_id: str) -> bool:
-        """Close a room that never became ready and that no tab uses, so that a retry opens it afresh."""
+    async def _drop_broken(self, room_id: str, loading: asyncio.Future[Any]) -> bool:
+        """Close a room that can never become ready, so that a retry opens it afresh. True if closed.
+
+        Only one whose update store never opened its database: a room still loading a large file
+        (perhaps for a tab, whose connection joins it only once it is loaded) is left to finish.
+        """
         ext = self._settings.get("jupyter_server_ydoc")
         room = ext.ywebsocket_server.rooms.get(room_id) if ext is not None else None
-        if room is None or room.ready:
-            return True
-        if room.clients:
-            return False  # a tab waits for it too: closing it is the collaboration layer's call
+        if room is None or room.ready or room.clients:
+            return False
+        opened = getattr(room.ystore, "db_initialized", None)  # SQLite stores (pycrdt-store)
+        if opened is None or opened.is_set():
+            return False
         self._agent_rooms.pop(room_id, None)
+        loading.cancel()  # it waits for the store without end, holding the room's lock
+        await asyncio.wait({loading})
         with contextlib.suppress(Exception):
             await self._close(ext, room_id)
-        log.warning("Closed room %s: it did not become ready within %g s", room_id, self.ready_timeout)
+        log.warning("Closed room %s: its update store did not open in %g s", room_id, self.ready_timeout)
         return True
 
     def hold(self, api: str) -> str:
@@ -260,6 +292,14 @@ class DocumentService:
         self.saves.stop()
         if self._evictor is not None:
             self._evictor.cancel()
+
+
+class _Unready(Exception):
+    """A notebook's room did not become ready in time; ``closed`` if it was broken and is closed."""
+
+    def __init__(self, *, closed: bool):
+        super().__init__(closed)
+        self.closed = closed
 
 
 def _upgrade_to_cell_ids(doc: YNotebook) -> None:
