@@ -107,12 +107,11 @@ class DocumentService:
         except HTTPError as err:
             raise ToolError(f"Could not open '{path}': {err.log_message or err.reason}.") from err
         except _Unready as unready:
-            if unready.closed:
-                why = self.stores.failure() or "its update store did not open"
+            if unready.why:
                 raise ToolError(
                     f"'{path}' did not become ready within {self.ready_timeout:g} s: the collaboration "
-                    f"layer could not load its shared document ({why}). Its room was closed: try again, "
-                    "and if it fails again, ask the person to check the server's log."
+                    f"layer could not load its shared document ({unready.why}). Its room was closed: try "
+                    "again, and if it fails again, ask the person to check the server's log."
                 ) from None
             raise ToolError(
                 f"'{path}' did not become ready within {self.ready_timeout:g} s: the collaboration layer is "
@@ -139,7 +138,7 @@ class DocumentService:
                 async with asyncio.timeout(self.ready_timeout):
                     return await ext.get_document(room_id=room_id, copy=False)
             except TimeoutError:
-                raise _Unready(closed=False) from None
+                raise _Unready(None) from None
         # A load that outlasts the timeout goes on (a large file): the next call finds it done.
         loading = asyncio.ensure_future(self._load(ext, api, room_id, existed))
         loading.add_done_callback(lambda task: task.cancelled() or task.exception())
@@ -147,11 +146,11 @@ class DocumentService:
             async with asyncio.timeout(self.ready_timeout):
                 return await asyncio.shield(loading)
         except TimeoutError:
-            closed = await self._drop_broken(room_id, loading)
-            if not closed and not existed:  # ours, still loading: closed when idle, as any agent room
+            why = await self._drop_broken(room_id, loading)
+            if why is None and not existed:  # ours, still loading: closed when idle, as any agent room
                 self._agent_rooms.setdefault(room_id, time.monotonic())
                 self._ensure_evictor()
-            raise _Unready(closed=closed) from None
+            raise _Unready(why) from None
 
     @staticmethod
     async def _load(ext: Any, api: str, room_id: str, existed: bool) -> Any:
@@ -166,26 +165,31 @@ class DocumentService:
             await room.ready_event.wait()
         return doc
 
-    async def _drop_broken(self, room_id: str, loading: asyncio.Future[Any]) -> bool:
-        """Close a room that can never become ready, so that a retry opens it afresh. True if closed.
+    async def _drop_broken(self, room_id: str, loading: asyncio.Future[Any]) -> str | None:
+        """Close a room that can never become ready, so that a retry opens it afresh; say why.
 
-        Only one whose update store never opened its database: a room still loading a large file
-        (perhaps for a tab, whose connection joins it only once it is loaded) is left to finish.
+        Only one whose update store has not opened its database, which cannot be opened: a room
+        still loading a large file (perhaps for a tab, whose connection joins it only once it is
+        loaded) is left to finish.
         """
         ext = self._settings.get("jupyter_server_ydoc")
         room = ext.ywebsocket_server.rooms.get(room_id) if ext is not None else None
         if room is None or room.ready or room.clients:
-            return False
+            return None
         opened = getattr(room.ystore, "db_initialized", None)  # SQLite stores (pycrdt-store)
         if opened is None or opened.is_set():
-            return False
+            return None
+        await self.stores.ensure()  # tried again: fixed meanwhile, or still failing
+        why = self.stores.failure(room.ystore.db_path)
+        if why is None or room.ready:
+            return None
         self._agent_rooms.pop(room_id, None)
         loading.cancel()  # it waits for the store without end, holding the room's lock
         await asyncio.wait({loading})
         with contextlib.suppress(Exception):
             await self._close(ext, room_id)
-        log.warning("Closed room %s: its update store did not open in %g s", room_id, self.ready_timeout)
-        return True
+        log.warning("Closed room %s: %s", room_id, why)
+        return why
 
     def hold(self, api: str) -> str:
         """Keep the notebook's room open while a call works on its document; ``release`` it after.
@@ -219,7 +223,8 @@ class DocumentService:
             return None
         if room_id in self._agent_rooms:
             self._agent_rooms[room_id] = time.monotonic()
-        if ext.ywebsocket_server.room_exists(room_id):
+        room = ext.ywebsocket_server.rooms.get(room_id)
+        if room is not None and room.ready:  # else opened as a call does: never an unloaded document
             doc = await ext.get_document(room_id=room_id, copy=False)
             self.saves.arm(room_id)
             return doc if isinstance(doc, YNotebook) else None
@@ -261,6 +266,8 @@ class DocumentService:
         room = server.rooms[room_id]
         if room.clients:
             return False  # a tab has it: the collaboration layer cleans it up when the tab goes
+        if not room.ready:
+            return False  # still loading (its loader holds the room's lock): try again later
         if self._held.get(room_id):
             return False  # a call is working on it
         last_used = self._agent_rooms.get(room_id, 0.0)
@@ -295,11 +302,11 @@ class DocumentService:
 
 
 class _Unready(Exception):
-    """A notebook's room did not become ready in time; ``closed`` if it was broken and is closed."""
+    """A notebook's room did not become ready in time; ``why`` it never will, if it was closed."""
 
-    def __init__(self, *, closed: bool):
-        super().__init__(closed)
-        self.closed = closed
+    def __init__(self, why: str | None):
+        super().__init__(why)
+        self.why = why
 
 
 def _upgrade_to_cell_ids(doc: YNotebook) -> None:

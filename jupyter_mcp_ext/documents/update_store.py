@@ -87,11 +87,12 @@ class UpdateStores:
         self.failures.pop(path, None)
         self._ready.add(path)
 
-    def failure(self) -> str | None:
-        """Why a database could not be made, naming its file (not its folder), if one could not."""
-        for path, reason in self.failures.items():
-            return f"its update store {os.path.basename(path)} could not be opened ({reason})"
-        return None
+    def failure(self, db_path: str) -> str | None:
+        """Why this database could not be made, naming its file (not its folder), if it could not."""
+        reason = self.failures.get(os.path.abspath(db_path))
+        if reason is None:
+            return None
+        return f"its update store {os.path.basename(db_path)} could not be opened ({reason})"
 
 
 def _reason(err: BaseException) -> str:
