@@ -79,7 +79,7 @@ class UpdateStores:
                     assert store.db_initialized is not None
                     await store.db_initialized.wait()
         except Exception as err:  # the rooms' stores will fail too: say why where it shows
-            reason = _reason(err)
+            reason = _reason(err).replace(os.path.dirname(path) + os.sep, "")  # agents see it: no folders
             if self.failures.get(path) != reason:
                 log.error("The update store %s could not be initialized: %s", path, reason)
             self.failures[path] = reason
