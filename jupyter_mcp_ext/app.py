@@ -55,6 +55,7 @@ class MCPExtensionApp(MCPSettings):
             idle_timeout=self.room_idle_timeout,
             max_save_delay=self.max_save_delay,
             denied=denied,
+            ready_timeout=self.room_ready_timeout,
         )
         BlankNotebooks(serverapp.web_app.settings, serverapp.contents_manager).listen(serverapp.event_logger)
         kernels = KernelService(
@@ -179,6 +180,8 @@ class MCPExtensionApp(MCPSettings):
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.
         self.log.info(startup_line(serverapp, self.path, self.oauth))
+        # Before a tab or an agent opens rooms: rooms starting together would each make the database.
+        await self.services.documents.stores.ensure()
         for conflict in self.route_conflicts():  # every extension has loaded by now
             self.log.error(conflict.message())
         for notice in self.panel.notices():

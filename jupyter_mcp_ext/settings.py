@@ -39,6 +39,14 @@ class MCPSettings(ExtensionApp):
         "open, is closed (its content is saved first). Rooms that a tab uses are left to the "
         "collaboration layer.",
     )
+    room_ready_timeout = Float(
+        30.0,
+        config=True,
+        allow_none=True,
+        help="Seconds a tool call waits for a notebook's shared document to load before it fails with a "
+        "tool error. A load still under way goes on for the next call; a room whose update store could not "
+        "open its database is closed, so that a retry opens it afresh. None: wait without end.",
+    )
     session_idle_timeout = Float(
         1800.0,
         config=True,

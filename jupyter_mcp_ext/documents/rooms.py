@@ -25,6 +25,7 @@ from .cells import mark_dirty
 from .paths import canonical, without_root
 from .saving import SaveDeadline
 from .secrets import DEFAULT_DENIED, DeniedFiles
+from .update_store import UpdateStores
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +39,12 @@ class DocumentService:
         idle_timeout: float,
         max_save_delay: float | None = None,
         denied: DeniedFiles | None = None,
+        ready_timeout: float | None = 30.0,
     ):
         self._settings = settings
         self.saves = SaveDeadline(settings, max_save_delay)
+        self.stores = UpdateStores(settings)
+        self.ready_timeout = ready_timeout
         self.contents = contents
         self.denied = denied or DeniedFiles(DEFAULT_DENIED)
         self.idle_timeout = idle_timeout
@@ -97,15 +101,23 @@ class DocumentService:
         existed = ext.ywebsocket_server.room_exists(room_id)
         if not existed:
             await self._check_readable(api, path)
+            await self.stores.ensure()  # before the room's store looks at its database
         try:
-            # By room id when it is open: the path's file id was just looked up.
-            doc = await ext.get_document(room_id=room_id, copy=False) if existed else None
-            if doc is None:
-                doc = await ext.get_document(
-                    path=api, content_type="notebook", file_format="json", copy=False, create=True
-                )
+            doc = await self._ready_document(ext, api, room_id, existed)
         except HTTPError as err:
             raise ToolError(f"Could not open '{path}': {err.log_message or err.reason}.") from err
+        except _Unready as unready:
+            if unready.why:
+                raise ToolError(
+                    f"'{path}' did not become ready within {self.ready_timeout:g} s: the collaboration "
+                    f"layer could not load its shared document ({unready.why}). Its room was closed: try "
+                    "again, and if it fails again, ask the person to check the server's log."
+                ) from None
+            raise ToolError(
+                f"'{path}' did not become ready within {self.ready_timeout:g} s: the collaboration layer is "
+                "still loading its shared document. Try again in a moment; if it keeps failing, ask the "
+                "person to check the server's log."
+            ) from None
         if not isinstance(doc, YNotebook):
             raise ToolError(f"Could not open '{path}' as a notebook.")
         if not existed:
@@ -117,6 +129,67 @@ class DocumentService:
             _upgrade_to_cell_ids(doc)
         self.saves.arm(room_id)
         return api, doc
+
+    async def _ready_document(self, ext: Any, api: str, room_id: str, existed: bool) -> Any:
+        """The room's live document once the room is ready (its content loaded), within the timeout."""
+        room = ext.ywebsocket_server.rooms.get(room_id)
+        if existed and room is not None and room.ready:  # every call's path: no task of its own
+            try:
+                async with asyncio.timeout(self.ready_timeout):
+                    return await ext.get_document(room_id=room_id, copy=False)
+            except TimeoutError:
+                raise _Unready(None) from None
+        # A load that outlasts the timeout goes on (a large file): the next call finds it done.
+        loading = asyncio.ensure_future(self._load(ext, api, room_id, existed))
+        loading.add_done_callback(lambda task: task.cancelled() or task.exception())
+        try:
+            async with asyncio.timeout(self.ready_timeout):
+                return await asyncio.shield(loading)
+        except TimeoutError:
+            why = await self._drop_broken(room_id, loading)
+            if why is None and not existed:  # ours, still loading: closed when idle, as any agent room
+                self._agent_rooms.setdefault(room_id, time.monotonic())
+                self._ensure_evictor()
+            raise _Unready(why) from None
+
+    @staticmethod
+    async def _load(ext: Any, api: str, room_id: str, existed: bool) -> Any:
+        # By room id when it is open: the path's file id was just looked up.
+        doc = await ext.get_document(room_id=room_id, copy=False) if existed else None
+        if doc is None:
+            doc = await ext.get_document(
+                path=api, content_type="notebook", file_format="json", copy=False, create=True
+            )
+        room = ext.ywebsocket_server.rooms.get(room_id)
+        if room is not None and not room.ready:  # another's load under way, or one that failed
+            await room.ready_event.wait()
+        return doc
+
+    async def _drop_broken(self, room_id: str, loading: asyncio.Future[Any]) -> str | None:
+        """Close a room that can never become ready, so that a retry opens it afresh; say why.
+
+        Only one whose update store has not opened its database, which cannot be opened: a room
+        still loading a large file (perhaps for a tab, whose connection joins it only once it is
+        loaded) is left to finish.
+        """
+        ext = self._settings.get("jupyter_server_ydoc")
+        room = ext.ywebsocket_server.rooms.get(room_id) if ext is not None else None
+        if room is None or room.ready or room.clients:
+            return None
+        opened = getattr(room.ystore, "db_initialized", None)  # SQLite stores (pycrdt-store)
+        if opened is None or opened.is_set():
+            return None
+        await self.stores.ensure()  # tried again: fixed meanwhile, or still failing
+        why = self.stores.failure(room.ystore.db_path)
+        if why is None or room.ready:
+            return None
+        self._agent_rooms.pop(room_id, None)
+        loading.cancel()  # it waits for the store without end, holding the room's lock
+        await asyncio.wait({loading})
+        with contextlib.suppress(Exception):
+            await self._close(ext, room_id)
+        log.warning("Closed room %s: %s", room_id, why)
+        return why
 
     def hold(self, api: str) -> str:
         """Keep the notebook's room open while a call works on its document; ``release`` it after.
@@ -150,7 +223,8 @@ class DocumentService:
             return None
         if room_id in self._agent_rooms:
             self._agent_rooms[room_id] = time.monotonic()
-        if ext.ywebsocket_server.room_exists(room_id):
+        room = ext.ywebsocket_server.rooms.get(room_id)
+        if room is not None and room.ready:  # else opened as a call does: never an unloaded document
             doc = await ext.get_document(room_id=room_id, copy=False)
             self.saves.arm(room_id)
             return doc if isinstance(doc, YNotebook) else None
@@ -192,6 +266,8 @@ class DocumentService:
         room = server.rooms[room_id]
         if room.clients:
             return False  # a tab has it: the collaboration layer cleans it up when the tab goes
+        if not room.ready:
+            return False  # still loading (its loader holds the room's lock): try again later
         if self._held.get(room_id):
             return False  # a call is working on it
         last_used = self._agent_rooms.get(room_id, 0.0)
@@ -207,18 +283,30 @@ class DocumentService:
             or not server.room_exists(room_id)
         ):
             return not server.room_exists(room_id)
-        await server.delete_room(name=room_id)
+        await self._close(ext, room_id)
+        log.info("Closed idle agent room %s", room_id)
+        return True
+
+    @staticmethod
+    async def _close(ext: Any, room_id: str) -> None:
+        await ext.ywebsocket_server.delete_room(name=room_id)
         file_id = room_id.rsplit(":", 1)[-1]
         loaders = ext.file_loaders
         if file_id in loaders and loaders[file_id].number_of_subscriptions == 0:
             await loaders.remove(file_id)
-        log.info("Closed idle agent room %s", room_id)
-        return True
 
     async def stop(self) -> None:
         self.saves.stop()
         if self._evictor is not None:
             self._evictor.cancel()
+
+
+class _Unready(Exception):
+    """A notebook's room did not become ready in time; ``why`` it never will, if it was closed."""
+
+    def __init__(self, why: str | None):
+        super().__init__(why)
+        self.why = why
 
 
 def _upgrade_to_cell_ids(doc: YNotebook) -> None:
