@@ -7,6 +7,8 @@ whole array as JSON in Rust. That JSON differs from ``get()`` in two ways, both 
 non-finite float becomes ``null`` (``get()`` fails on it, and every save with it; each ``null`` is
 checked against the document, and on any other value this is ``get()``), and cells sharing an id
 (``get()`` drops exact copies and renames the others in the document): then this is ``get()`` too.
+Every cell never run holds a ``null``: each is checked in the cell's map as the cell-id cache holds it,
+not through ``ycells[i]``, which walks the array from its start (50 ms for 2,000 cells).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from jupyter_ydoc.utils import cast_all
 from pycrdt import Map
+
+from .cell_ids import maps
 
 Path = tuple[int | str, ...]
 
@@ -30,7 +34,9 @@ def notebook_content(doc: YNotebook) -> dict[str, Any]:
         nulls: list[Path] = []
         for i, cell in enumerate(cells):
             _nulls(cell, (i,), nulls)
-        if any(_at(doc.ycells, path) is not None for path in nulls):
+        found = maps(doc) if nulls else None
+        cell_maps: Any = found if found is not None and len(found) == len(cells) else doc.ycells
+        if any(_at(cell_maps, path) is not None for path in nulls):
             return doc.get()  # a NaN or an infinity: get() says so as it always did
         ids = [cell.get("id") for cell in cells if cell.get("id")]
         if len(set(ids)) != len(ids):
