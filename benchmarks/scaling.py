@@ -1,6 +1,6 @@
 """Edits beside the baseline, and on a big notebook beside a small one (issue 21), in one run.
 
-``python -m benchmarks.scaling [--quick] [--profile DIR] [--json FILE] [--no-baseline]``
+``python -m benchmarks.scaling [--quick] [--profile DIR] [--json FILE] [--no-baseline] [--server-per-size]``
 
 Two servers run side by side: today's code and the baseline commit's (``baseline.py``). On each,
 a 50-cell and a 2,000-cell notebook get ``ping``, ``read_cells``, ``insert_cells``, ``delete_cells``,
@@ -9,6 +9,12 @@ hide the server's), in blocks of ten taken in a shuffled order over both servers
 so that the machine's drift falls on all alike. Each block's server CPU is read from that server's
 process. The table gives p50 wall time and server CPU per call, today over the baseline (target
 <= 1.05x) and the 2,000-cell notebook over the 50-cell one (target <= 1.2x).
+
+A server saves a notebook while other blocks run (a second after a burst of edits, or at the save
+deadline), and that CPU goes to whichever block of that server runs then: with both notebooks on one
+server, the 2,000-cell notebook's saves land on the 50-cell one's blocks too. ``--server-per-size``
+gives each notebook a server of its own, so that each server's CPU per call carries its own
+notebook's saves (spread over every call on it, reads included).
 """
 
 from __future__ import annotations
@@ -124,7 +130,7 @@ async def measure(
     cpu: dict[Key, float] = {}
 
     async def run(key: Key, op: Callable[[], Awaitable[None]]) -> None:
-        session = sessions[key[0]]
+        session = notebooks[(key[0], key[1])].s  # the server of that notebook
         before = session.cpu()
         for _ in range(block):
             start = time.perf_counter()
@@ -191,17 +197,28 @@ def table(
 
 
 async def run(
-    servers: dict[str, JupyterServer], rounds: int, block: int, ops: tuple[str, ...], profile: Path | None
+    servers: dict[str, dict[int, JupyterServer]],
+    rounds: int,
+    block: int,
+    ops: tuple[str, ...],
+    profile: Path | None,
 ) -> tuple[dict[Key, list[float]], dict[Key, float]]:
+    """``servers``: each label's server for each notebook size (one server for both, or one each)."""
     if True:
-        sessions: dict[str, Session] = {}
+        sessions: dict[str, Session] = {}  # by label, or label-size with a server per size
         notebooks: dict[tuple[str, int], Notebook] = {}
-        for label, server in servers.items():
-            headers = {**server.headers, "Accept": "application/json, text/event-stream"}
-            session = Session(server, httpx.AsyncClient(headers=headers, timeout=60))
-            await session.open()
-            sessions[label] = session
+        for label, by_size in servers.items():
+            opened: dict[int, Session] = {}  # id(server) -> its session
             for n in SIZES:
+                server = by_size[n]
+                session = opened.get(id(server))
+                if session is None:
+                    headers = {**server.headers, "Accept": "application/json, text/event-stream"}
+                    session = Session(server, httpx.AsyncClient(headers=headers, timeout=60))
+                    await session.open()
+                    opened[id(server)] = session
+                    shared = len({id(s) for s in by_size.values()}) == 1
+                    sessions[label if shared else f"{label}-{n}"] = session
                 path = write_notebook(server.root, f"cells-{n}.ipynb", n)
                 notebooks[(label, n)] = Notebook(session, path.name, cell_ids(path))
         await measure(sessions, notebooks, 1, 3, ops)  # warm-up: rooms open, caches filled
@@ -233,23 +250,36 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--profile", type=Path, help="py-spy raw profiles of each server into this folder")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    parser.add_argument(
+        "--server-per-size",
+        action="store_true",
+        help="a server per notebook, so that each one's CPU carries its own notebook's saves",
+    )
     args = parser.parse_args(argv)
     ops = tuple(o for o in args.ops.split(",") if o)
     rounds = args.rounds or (3 if args.quick else 10)
-    servers: dict[str, JupyterServer] = {"now": bench_server()}
+    makers: dict[str, Callable[[], JupyterServer]] = {"now": bench_server}
     if not args.no_baseline:
         for commit in args.against.split(","):
-            servers[commit] = baseline_server(commit)
+            makers[commit] = lambda commit=commit: baseline_server(commit)
+    servers: dict[str, dict[int, JupyterServer]] = {}
+    for label, make in makers.items():
+        one = None if args.server_per_size else make()
+        servers[label] = {n: one or make() for n in SIZES}
+    distinct = list({id(s): s for by_size in servers.values() for s in by_size.values()}.values())
     try:
-        for server in servers.values():
+        for server in distinct:
             server.start()
         times, cpu = asyncio.run(run(servers, rounds, 10, ops, args.profile))
     finally:
-        for server in servers.values():
+        for server in distinct:
             server.stop()
     text, rows = table(times, cpu, list(servers), ops)
     load = psutil.getloadavg()[0]
-    print(f"{rounds} rounds of 10 calls per cell; load {load:.1f}; ms, server CPU per call\n\n{text}")
+    where = "a server per notebook" if args.server_per_size else "both notebooks on one server"
+    print(
+        f"{rounds} rounds of 10 calls per cell ({where}); load {load:.1f}; ms, server CPU per call\n\n{text}"
+    )
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "load": load}, indent=1))
     return 0

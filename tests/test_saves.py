@@ -11,6 +11,7 @@ import time
 import anyio
 import nbformat
 import pytest
+from jupyter_ydoc import YNotebook
 
 from .mcp_client import connect, ok
 
@@ -116,3 +117,24 @@ async def test_the_deadlines_own_save_is_not_repeated_by_the_room(
         assert saves.repeated() == 0, [round(t - began, 2) for t in saves.at]
         on_disk = [c.source for c in nbformat.read(jp_root_dir / path, as_version=4).cells]
         assert on_disk[-1] == f"edit {n}" and len(on_disk) == 50 + n
+
+
+async def test_the_rooms_own_save_reads_in_one_pass_and_writes_what_jupyter_ydoc_reads(
+    server_url, jp_auth_header, make_notebook, ydoc_extension, jp_serverapp, saves, ydoc_save_delay
+):
+    # Issue 21: the room's debounced save read the notebook cell by cell (YNotebook.aget, 0.1 ms and
+    # more a cell, on every save); a room an agent opened reads it in one pass, to the same JSON.
+    path = make_notebook("room-save.ipynb", cells=[f"x = {i}" for i in range(60)])
+    async with connect(server_url, jp_auth_header) as agent:
+        await ok(
+            agent,
+            "insert_cells",
+            path=path,
+            cells=[{"source": "y = 1"}, {"cell_type": "markdown", "source": "# t"}],
+        )
+        await asyncio.sleep(ydoc_save_delay + 1.0)  # the room's own save: before the 2 s deadline
+        doc = await live(ydoc_extension, jp_serverapp, path)
+        assert "aget" in vars(doc)  # the one-pass read, not jupyter_ydoc's per-cell one
+        assert saves.contents, "the room did not save"
+        assert saves.contents[-1] == json.dumps(YNotebook.get(doc), sort_keys=True)
+        assert await doc.aget() == YNotebook.get(doc)

@@ -17,10 +17,13 @@ from pycrdt import Array, Map, Text
 
 from ..errors import ToolError
 from . import activity, applied, values
+from .cell_ids import cell_at as cell_at
 from .cell_ids import find as find
 from .cell_ids import find_all as find_all
-from .cell_ids import id_of, remember
+from .cell_ids import id_of as id_of
 from .cell_ids import ids as ids
+from .cell_ids import index_of as index_of
+from .cell_ids import maps, remember
 from .cell_ids import new_id as new_id
 from .cell_ids import position as position
 from .merge import Edit, edits
@@ -39,7 +42,7 @@ def mark_dirty(doc: Any) -> None:
 
 def summary(doc: YNotebook, i: int) -> dict[str, Any]:
     """What the outline says about a cell (outputs are summarised by the caller)."""
-    return _summary(doc.ycells[i], i)
+    return _summary(cell_at(doc, i), i)
 
 
 def summaries(
@@ -58,7 +61,7 @@ def outline_row(
     doc: YNotebook, i: int, first_outputs: int = 3
 ) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
     """One cell's summary, its first outputs and its output count (inside the caller's transaction)."""
-    ycell = doc.ycells[i]
+    ycell = cell_at(doc, i)
     head = _summary(ycell, i)
     youtputs = item(ycell, "outputs") if head["type"] == "code" else None
     count = len(youtputs) if isinstance(youtputs, Array) else 0
@@ -96,7 +99,7 @@ def item(ycell: Map, key: str) -> Any:
 
 
 def source(doc: YNotebook, i: int) -> str:
-    return str(doc.ycells[i]["source"])
+    return str(cell_at(doc, i)["source"])
 
 
 def sources(doc: YNotebook, indices: Iterable[int], *, code_only: bool = False) -> list[tuple[str, str]]:
@@ -113,7 +116,7 @@ def sources(doc: YNotebook, indices: Iterable[int], *, code_only: bool = False) 
 
 
 def outputs(doc: YNotebook, i: int) -> list[dict[str, Any]]:
-    youtputs = doc.ycells[i].get("outputs")
+    youtputs = cell_at(doc, i).get("outputs")
     return youtputs.to_py() if isinstance(youtputs, Array) else []
 
 
@@ -154,10 +157,11 @@ def not_json(where: str) -> str:
 
 def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
     """Insert cells at ``at`` in one transaction; returns their new ids."""
-    before = ids(doc)
+    before, handles = ids(doc), maps(doc)
     # A few new ids are looked for in the list (a scan in C); many, in a set of it (0.3 ms on 2,000).
     taken: set[str] | list[str] = set(before) if len(cells) > 8 else before
     new_ids: list[str] = []
+    new_cells: list[Map] = []
     with doc.ydoc.transaction():
         for offset, spec in enumerate(cells):
             cell_id = new_id(taken, new_ids)
@@ -169,11 +173,14 @@ def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
             }
             if cell["cell_type"] == "code":
                 cell.update(outputs=[], execution_count=None)
-            doc.ycells.insert(at + offset, doc.create_ycell(cell))
+            ycell = doc.create_ycell(cell)
+            doc.ycells.insert(at + offset, ycell)  # the map itself becomes the cell's handle
             applied.inserted(cell_id, cell["source"])
             new_ids.append(cell_id)
+            new_cells.append(ycell)
         mark_dirty(doc)
-    remember(doc, before[:at] + new_ids + before[at:])
+    kept = handles[:at] + new_cells + handles[at:] if handles is not None else None
+    remember(doc, before[:at] + new_ids + before[at:], kept)
     return new_ids
 
 
@@ -237,11 +244,13 @@ def set_type(doc: YNotebook, i: int, cell_type: str) -> None:
     }
     if cell_type == "code":
         cell.update(outputs=[], execution_count=None)
-    order = ids(doc)
+    order, handles = ids(doc), maps(doc)
     with doc.ydoc.transaction():
         doc.set_cell(i, cell)
         mark_dirty(doc)
-    remember(doc, order)
+    if handles is not None:
+        handles[i] = doc.ycells[i]  # set_cell put a new map there
+    remember(doc, order, handles)
 
 
 def update_metadata(doc: YNotebook, i: int, patch: dict[str, Any]) -> None:
@@ -261,17 +270,20 @@ def update_metadata(doc: YNotebook, i: int, patch: dict[str, Any]) -> None:
 
 
 def delete(doc: YNotebook, indices: list[int]) -> None:
-    before, gone = ids(doc), set(indices)
+    before, handles, gone = ids(doc), maps(doc), set(indices)
     with doc.ydoc.transaction():
         for i in sorted(gone, reverse=True):
             del doc.ycells[i]
         mark_dirty(doc)
     if len(gone) > 64:
-        remember(doc, [cid for i, cid in enumerate(before) if i not in gone])
+        left = [i for i in range(len(before)) if i not in gone]
+        remember(doc, [before[i] for i in left], [handles[i] for i in left] if handles is not None else None)
     else:  # a few: taken out by position (in C), not by a Python loop over every cell
         for i in sorted(gone, reverse=True):
             del before[i]
-        remember(doc, before)
+            if handles is not None:
+                del handles[i]
+        remember(doc, before, handles)
 
 
 def move(doc: YNotebook, src: int, dest: int) -> int:
@@ -284,15 +296,19 @@ def move(doc: YNotebook, src: int, dest: int) -> int:
     target = min(dest - 1 if dest > src else dest, last)  # checked before anything is deleted
     if target == src:
         return src
-    cell = doc.ycells[src].to_py()
+    cell = cell_at(doc, src).to_py()
     cell.pop("execution_state", None)
-    order = ids(doc)
+    order, handles = ids(doc), maps(doc)
+    ycell = doc.create_ycell(cell)
     with doc.ydoc.transaction():
         del doc.ycells[src]
-        doc.ycells.insert(target, doc.create_ycell(cell))
+        doc.ycells.insert(target, ycell)
         mark_dirty(doc)
     order.insert(target, order.pop(src))
-    remember(doc, order)
+    if handles is not None:
+        handles.pop(src)
+        handles.insert(target, ycell)
+    remember(doc, order, handles)
     return target
 
 

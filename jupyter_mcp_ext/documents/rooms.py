@@ -22,6 +22,7 @@ from tornado.web import HTTPError
 from ..errors import ToolError
 from .blank import drop_filler
 from .cells import mark_dirty
+from .content import read_in_one_pass
 from .paths import canonical, without_root
 from .saving import SaveDeadline
 from .secrets import DEFAULT_DENIED, DeniedFiles
@@ -127,6 +128,7 @@ class DocumentService:
             self._ensure_evictor()
         if upgrade:
             _upgrade_to_cell_ids(doc)
+        read_in_one_pass(doc)  # the room's own saves of it, too
         self.saves.arm(room_id)
         return api, doc
 

@@ -303,12 +303,15 @@ def _source_of(doc: YNotebook | None, cell_id: str) -> Text | None:
     gone, the one an agent just deleted, is no reason to try every id as a prefix)."""
     if doc is None:
         return None
-    ids = nb.ids(doc)
-    if cell_id not in ids:
+    i = nb.index_of(doc, cell_id)
+    if i is None:
         return None
     try:
-        source = doc.ycells[nb.find(doc, cell_id, cell_ids=ids)]["source"]
-    except (ToolError, KeyError, IndexError):
+        ycell = nb.cell_at(doc, i)
+        if nb.id_of(ycell) != cell_id:  # renamed in place (a deduplication on save): not found
+            return None
+        source = ycell["source"]
+    except (KeyError, IndexError):
         return None
     return source if isinstance(source, Text) else None
 
