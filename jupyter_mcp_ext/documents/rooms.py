@@ -20,6 +20,7 @@ from pycrdt import Map
 from tornado.web import HTTPError
 
 from ..errors import ToolError
+from ..gate import unpaused
 from .blank import drop_filler
 from .cells import mark_dirty
 from .paths import canonical, without_root
@@ -101,8 +102,11 @@ class DocumentService:
             # By room id when it is open: the path's file id was just looked up.
             doc = await ext.get_document(room_id=room_id, copy=False) if existed else None
             if doc is None:
-                doc = await ext.get_document(
-                    path=api, content_type="notebook", file_format="json", copy=False, create=True
+                # The room lives on for every tab: what it does for people is never paused with agents.
+                doc = await unpaused(
+                    ext.get_document(
+                        path=api, content_type="notebook", file_format="json", copy=False, create=True
+                    )
                 )
         except HTTPError as err:
             raise ToolError(f"Could not open '{path}': {err.log_message or err.reason}.") from err
