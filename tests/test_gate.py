@@ -20,7 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .mcp_client import RAW_HEADERS, raw_session
+from jupyter_mcp_ext.gate import BURST, DEBT
+
+from .mcp_client import RAW_HEADERS, connect, raw_session
 from .yclient import YPeer
 
 SHARE = 0.1  # low, so that agents exceed it even on a machine busy with other work
@@ -91,13 +93,16 @@ async def test_four_flat_out_agents_use_only_their_share_and_take_turns(
     ):
         idle = await keystrokes(person, tab, 40)
         proc = await start_agents(server_url, token, paths)
-        spent, waited, t0, cpu = gate.spent, gate.waited, time.monotonic(), time.thread_time()
+        spent, waited, paused = gate.spent, gate.waited, gate.paused
+        t0, cpu = time.monotonic(), time.thread_time()
         await asyncio.sleep(1.0)  # the agents reach their pace
         shares = []
+        longest = []  # the longest step in each window: the gate pauses between steps, not inside one
         loaded = []
         while proc.returncode is None and time.monotonic() - t0 < SECONDS - 0.5:
             loaded += await keystrokes(person, tab, 5)
             shares.append(gate.recent_share())
+            longest.append(gate.recent_longest())
         out, _ = await asyncio.wait_for(proc.communicate(), timeout=120)
         wall = time.monotonic() - t0
     result = json.loads(out.decode().strip().splitlines()[-1])
@@ -106,13 +111,18 @@ async def test_four_flat_out_agents_use_only_their_share_and_take_turns(
     print(
         f"keystroke p50 idle {statistics.median(idle) * 1000:.1f} ms, under agents "
         f"{statistics.median(loaded) * 1000:.1f} ms; MCP share {share:.2f} (windows {shares}); "
-        f"calls {calls}, waited {gate.waited - waited}; loop CPU {cpu / wall:.2f} of wall"
+        f"calls {calls}, waited {gate.waited - waited}, paused {gate.paused - paused}; "
+        f"loop CPU {(time.thread_time() - cpu) / wall:.2f} of wall; longest steps {longest}"
     )
     assert result["errors"] == 0
     assert sum(calls) > 0 and gate.waited > waited, "flat-out agents must have waited for their turn"
     # Metered MCP loop time stays at its share (a loaded machine may give it less, never much more).
     assert share <= SHARE + 0.05, share
-    assert max(shares) <= SHARE + 0.1, shares
+    # In any second too, but for the one step a window may end on: a step is never cut in two, and
+    # on a loaded machine a 1 ms step waited 170 ms for a core (issue 23). Calls already admitted
+    # are paused between steps, so they do not run on past the share (they took windows to 0.29).
+    over = [(s, x) for s, x in zip(shares, longest, strict=True) if s > SHARE + 0.1 + x]
+    assert not over, (shares, longest)
     # Waiting sessions are served in turn: none is starved, none runs away.
     assert min(calls) >= 0.6 * max(calls), calls
     # What the person feels, loosely (the machine is shared): typing keeps flowing.
@@ -240,3 +250,56 @@ async def test_short_steps_are_free_with_a_free_step(jp_serverapp, server_url, j
         assert gate.waited > waited, "the call after a 50 ms step did not wait for its turn"
     finally:
         gate.free_step = 0.0
+
+
+async def test_a_call_far_past_its_share_is_paused_between_steps(jp_serverapp, server_url, jp_auth_header):
+    """Admission alone does not hold the share: a call let in runs all its steps (issue 23).
+
+    Ten 20 ms steps are 0.2 s of the loop. With a person here and a share of 0.1, the gate lets
+    through its burst, the debt admitted work may run up and one step more, then spreads the rest
+    at the share: the loop time used stays within that allowance plus the share of the call's time.
+    """
+    gate = gate_of(jp_serverapp)
+    await a_person_browses(server_url, jp_auth_header)
+    gate.recent_share()
+    steps: list[float] = []
+
+    async def long_call() -> None:
+        for _ in range(10):
+            start = time.perf_counter()
+            time.sleep(0.02)
+            steps.append(time.perf_counter() - start)
+            await asyncio.sleep(0)
+
+    spent, paused, start = gate.spent, gate.paused, time.monotonic()
+    await asyncio.wait_for(gate.run("a", long_call()), timeout=60)
+    elapsed, used = time.monotonic() - start, gate.spent - spent
+    allowance = BURST + DEBT + max(steps) + 0.005
+    assert gate.paused > paused, "a call deep past its share was not paused between its steps"
+    assert used <= allowance + SHARE * elapsed, (used, elapsed, steps)
+
+
+async def test_a_room_an_agent_opened_serves_the_persons_tabs_while_agents_are_paused(
+    jp_serverapp, server_url, jp_auth_header, make_notebook
+):
+    """A room an agent's call opens is also the person's: its tasks are metered, never paused.
+
+    The person's keystrokes reach their other tab through the room's broadcast, a task started in
+    the agent's call; were it paused with the agents, the person would wait for the agents' share.
+    """
+    gate = gate_of(jp_serverapp)
+    path = make_notebook("shared.ipynb", cells=["text = ''"])
+    async with connect(server_url, jp_auth_header) as agent:
+        assert not (await agent.call_tool("get_notebook", {"path": path})).is_error  # the agent opens it
+        async with (
+            YPeer(server_url, jp_auth_header, path) as person,
+            YPeer(server_url, jp_auth_header, path) as tab,
+        ):
+            await keystrokes(person, tab, 2)
+            gate.recent_share()
+            gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s
+            try:
+                typed = await asyncio.wait_for(keystrokes(person, tab, 5), timeout=10)
+            finally:
+                gate.spend(-1000 * SHARE)
+            assert max(typed) < 5, typed

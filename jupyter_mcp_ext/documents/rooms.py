@@ -20,6 +20,7 @@ from pycrdt import Map
 from tornado.web import HTTPError
 
 from ..errors import ToolError
+from ..gate import unpaused
 from .blank import drop_filler
 from .cells import mark_dirty
 from .content import read_in_one_pass
@@ -142,7 +143,8 @@ class DocumentService:
             except TimeoutError:
                 raise _Unready(None) from None
         # A load that outlasts the timeout goes on (a large file): the next call finds it done.
-        loading = asyncio.ensure_future(self._load(ext, api, room_id, existed))
+        # The room lives on for every tab: what it does for people is never paused with agents.
+        loading = unpaused(self._load(ext, api, room_id, existed))
         loading.add_done_callback(lambda task: task.cancelled() or task.exception())
         try:
             async with asyncio.timeout(self.ready_timeout):
