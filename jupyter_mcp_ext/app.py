@@ -179,13 +179,14 @@ class MCPExtensionApp(MCPSettings):
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.
-        self.log.info(startup_line(serverapp, self.path, self.oauth))
-        # Before a tab or an agent opens rooms: rooms starting together would each make the database.
-        await self.services.documents.stores.ensure()
         for conflict in self.route_conflicts():  # every extension has loaded by now
             self.log.error(conflict.message())
         for notice in self.panel.notices():
             self.log.warning(notice)
+        # Last, in the same step as the lines above: whoever waits for it finds them written.
+        self.log.info(startup_line(serverapp, self.path, self.oauth))
+        # Before a tab or an agent opens rooms: rooms starting together would each make the database.
+        await self.services.documents.stores.ensure()
 
     def route_conflicts(self) -> list[Conflict]:
         """Other extensions' handlers on our endpoint's path, as Tornado routes now."""

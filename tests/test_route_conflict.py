@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,7 +77,6 @@ def server(work: Path, other: str | None, *args: str) -> Iterator[dict]:
          f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0", *args],
         env=env, cwd=work, log_path=log_path,
     ):  # fmt: skip
-        time.sleep(0.5)  # the lines logged right after it
         yield {"base": f"http://127.0.0.1:{port}/base/", "env": env, "log": log_path}
 
 
