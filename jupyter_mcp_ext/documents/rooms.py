@@ -92,14 +92,19 @@ class DocumentService:
         room = rooms.get(f"json:notebook:{file_id}") if file_id else None
         return bool(room is not None and room.clients)
 
-    async def open(self, path: str, *, upgrade: bool = False) -> tuple[str, YNotebook]:
+    async def open(
+        self, path: str, *, upgrade: bool = False, held: list[str] | None = None
+    ) -> tuple[str, YNotebook]:
         """The live shared notebook for ``path``: edits on it reach every tab and get saved.
 
         ``upgrade``: give a notebook older than nbformat 4.5 persistent cell ids (a write).
+        ``held``: the room is held (``hold``) from here on and its id added, for the caller to release.
         """
         api = await self.resolve(path)
         ext = self._collaboration
         room_id = self.room_id(api)
+        if held is not None:
+            held.append(self._hold(room_id))
         existed = ext.ywebsocket_server.room_exists(room_id)
         if not existed:
             await self._check_readable(api, path)
@@ -202,7 +207,9 @@ class DocumentService:
         queue, a loaded machine): had its room been closed meanwhile, the edit would go to a detached
         document, lost without a sound. Idle time counts from the last call's end.
         """
-        room_id = self.room_id(api)
+        return self._hold(self.room_id(api))
+
+    def _hold(self, room_id: str) -> str:
         self._held[room_id] = self._held.get(room_id, 0) + 1
         return room_id
 

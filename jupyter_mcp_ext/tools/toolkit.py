@@ -80,9 +80,8 @@ class ToolContext:
     async def open_notebook(self, path: str) -> tuple[str, YNotebook]:
         """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user
         who may write it: a read by a read-only user never rewrites the file."""
-        documents = self.services.documents
-        path, doc = await documents.open(path, upgrade=await self.may("contents", "write"))
-        self.held.append(documents.hold(path))
+        upgrade = await self.may("contents", "write")
+        path, doc = await self.services.documents.open(path, upgrade=upgrade, held=self.held)
         activity.watch(doc)  # from the agent's first look on, a person's typing is noted
         if self.on_open is not None:
             self.on_open(path, doc)
