@@ -26,14 +26,23 @@ GRACE = 1.0  # for the save itself on a loaded machine
 BURST_SECONDS = 7.0
 
 
-@pytest.fixture
-def server() -> Iterator[JupyterServer]:
+@pytest.fixture(scope="module")
+def server_process() -> Iterator[JupyterServer]:
+    """One server for the module: each test kills it and starts it again (on the same root and port),
+    so the next test finds it running and a start (seconds of CPU) is not paid twice."""
     server = JupyterServer()
-    server.start()
     try:
         yield server
     finally:
         server.stop(gracefully=False)
+
+
+@pytest.fixture
+def server(server_process: JupyterServer) -> JupyterServer:
+    """The module's server, running (started now if the last test left it down)."""
+    if server_process.process is None or server_process.process.poll() is not None:
+        server_process.start()
+    return server_process
 
 
 def on_disk(server: JupyterServer, path: str) -> str:
