@@ -209,6 +209,7 @@ class World:
         call = Call(agent, tool, args, markers, task, cell=cell)
         self.calls.append(call)
         deadline = time.monotonic() + SETTLE
+        pause = 0.01
         while time.monotonic() < deadline and not task.done():
             fresh = [c for c in await self._cards() if c["id"] not in known and c["tool"] == tool]
             if fresh:
@@ -222,7 +223,10 @@ class World:
                 if then != "wait":
                     await self._decide_card(fresh[0], call, then)
                 return
-            await asyncio.sleep(0.03)
+            # Until the call answers or the next look: a refused call is seen at once, and a slow one
+            # (a kernel starting) is not asked about every few milliseconds.
+            await asyncio.wait([task], timeout=pause)
+            pause = min(pause * 2, 0.25)
         if task.done():
             await task  # raises what the screening found
 
