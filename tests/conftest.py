@@ -222,7 +222,7 @@ def person_and_agent(
 SLOWEST_FIRST = (
     "test_panel.py",  # JupyterLab in Chromium, ten times
     "test_route_conflict.py",  # four servers in processes of their own, with JupyterLab
-    "reliability/test_sessions_under_load.py",  # 16 sessions: a 2500-call warm-up, then 30 s
+    "reliability/test_sessions_under_load.py",  # 16 sessions: a 1,100-call warm-up, then 800 calls
     "test_review_marks.py",
     "reliability/test_hostile_arguments.py",
     "test_review_deleted.py",
