@@ -54,7 +54,10 @@ def with_lab(config: Config, settings_dir: Path) -> Config:
     """``config`` (the suite's server) plus JupyterLab, serving the installed front-end extensions, offline.
 
     ``settings_dir`` receives JupyterLab's settings overrides: no news prompt (a toast over the
-    notebook) and no build check or extension manager reaching out to the network.
+    notebook) and no build check or extension manager reaching out to the network. Beside it go the
+    person's workspace (the tabs and sidebars JupyterLab restores) and settings: JupyterLab picks their
+    folders once per process, so without these every later test's tab would open on what an earlier
+    test's person left (its notebooks, its open panel, its theme).
     """
     settings_dir.mkdir(parents=True, exist_ok=True)
     overrides = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
@@ -68,6 +71,8 @@ def with_lab(config: Config, settings_dir: Path) -> Config:
                 "LabApp": {
                     "extra_labextensions_path": [*map(str, OWN_BUILDS), str(LABEXTENSIONS)],
                     "app_settings_dir": str(settings_dir),
+                    "workspaces_dir": str(settings_dir.parent / "lab-workspaces"),
+                    "user_settings_dir": str(settings_dir.parent / "lab-user-settings"),
                     "news_url": None,
                     "extension_manager": "readonly",
                 },
