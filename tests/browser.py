@@ -44,6 +44,10 @@ LABEXTENSIONS = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
 # JupyterLab serves the first copy of an extension it finds, and the installed one is listed above.
 OWN_BUILDS = [Path(p) / "labextensions" for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
 
+# Each browser test starts Playwright's driver, a Node.js process: with Node's compile cache (a folder
+# shared by the run's processes, Node 22+) it starts on 0.5 CPU-s instead of 0.7 here.
+os.environ.setdefault("NODE_COMPILE_CACHE", str(Path(tempfile.gettempdir()) / "jupyter-mcp-ext-node-cache"))
+
 # Loading JupyterLab (its whole bundle, on two cores, with the server on the test's own event loop)
 # takes about 10 s; every later DOM condition gets the same generous bound.
 TIMEOUT_MS = 30_000
