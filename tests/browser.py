@@ -44,6 +44,10 @@ LABEXTENSIONS = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
 # JupyterLab serves the first copy of an extension it finds, and the installed one is listed above.
 OWN_BUILDS = [Path(p) / "labextensions" for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
 
+# Each browser test starts Playwright's driver, a Node.js process: with Node's compile cache (a folder
+# shared by the run's processes, Node 22+) it starts on 0.5 CPU-s instead of 0.7 here.
+os.environ.setdefault("NODE_COMPILE_CACHE", str(Path(tempfile.gettempdir()) / "jupyter-mcp-ext-node-cache"))
+
 # Loading JupyterLab (its whole bundle, on two cores, with the server on the test's own event loop)
 # takes about 10 s; every later DOM condition gets the same generous bound.
 TIMEOUT_MS = 30_000
@@ -54,7 +58,10 @@ def with_lab(config: Config, settings_dir: Path) -> Config:
     """``config`` (the suite's server) plus JupyterLab, serving the installed front-end extensions, offline.
 
     ``settings_dir`` receives JupyterLab's settings overrides: no news prompt (a toast over the
-    notebook) and no build check or extension manager reaching out to the network.
+    notebook) and no build check or extension manager reaching out to the network. Beside it go the
+    person's workspace (the tabs and sidebars JupyterLab restores) and settings: JupyterLab picks their
+    folders once per process, so without these every later test's tab would open on what an earlier
+    test's person left (its notebooks, its open panel, its theme).
     """
     settings_dir.mkdir(parents=True, exist_ok=True)
     overrides = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
@@ -68,6 +75,8 @@ def with_lab(config: Config, settings_dir: Path) -> Config:
                 "LabApp": {
                     "extra_labextensions_path": [*map(str, OWN_BUILDS), str(LABEXTENSIONS)],
                     "app_settings_dir": str(settings_dir),
+                    "workspaces_dir": str(settings_dir.parent / "lab-workspaces"),
+                    "user_settings_dir": str(settings_dir.parent / "lab-user-settings"),
                     "news_url": None,
                     "extension_manager": "readonly",
                 },

@@ -8,6 +8,7 @@ overridden here so both are the same loop: otherwise the server never answers a 
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -103,6 +104,24 @@ def jp_server_config(
         )
     )
     return config
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nbconvert_exporters_found_once() -> Iterator[None]:
+    """Each load of JupyterLab asks its server for nbconvert's exporters (``/api/nbconvert``), and
+    nbconvert finds each one by reading every installed package's entry points: 0.5 CPU-s a load here.
+    The installed packages do not change during a run, so a lookup without a config is made once per
+    process (one with a config, as a download's, still goes to nbconvert)."""
+    from nbconvert.exporters import base
+
+    def once_without_config(find: Callable[..., Any]) -> Callable[..., Any]:
+        found = functools.cache(find)
+        return lambda *args, config=None: find(*args, config=config) if config is not None else found(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(base, "get_export_names", once_without_config(base.get_export_names))
+        patch.setattr(base, "get_exporter", once_without_config(base.get_exporter))
+        yield
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from pathlib import Path
 
+import httpx
 import pytest
 from mcp_types import Implementation
 from playwright.async_api import expect
@@ -257,3 +258,33 @@ async def test_a_new_tab_keeps_chromiums_cache_of_jupyterlab_and_nothing_an_earl
             "cacheStorage": False,
         }
         assert await tab.page.evaluate(bundle) == [0]  # 0 bytes over the network: from Chromium's cache
+
+
+# JupyterLab keeps a person's workspace (the tabs and sidebars it restores on load) and settings on its
+# server, in folders it picks once per process; each test's server has folders of its own (``with_lab``),
+# so no test's tab opens on the notebooks, panels or theme an earlier test's person left.
+THEMES = "lab/api/settings/@jupyterlab/apputils-extension:themes"
+_left_behind: list[str] = []
+
+
+async def test_a_person_leaves_a_notebook_open_and_the_dark_theme_on(server_url, jp_auth_header):
+    workspace = {
+        "data": {"notebook:left-open.ipynb": {"data": {"path": "left-open.ipynb", "factory": "Notebook"}}},
+        "metadata": {"id": "default"},
+    }
+    async with httpx.AsyncClient(base_url=server_url, headers=jp_auth_header) as http:
+        (await http.put("lab/api/workspaces/default", json=workspace)).raise_for_status()
+        (await http.put(THEMES, json={"raw": '{"theme": "JupyterLab Dark"}'})).raise_for_status()
+        assert "left-open.ipynb" in (await http.get("lab/api/workspaces/default")).text
+        assert "Dark" in (await http.get(THEMES)).json()["raw"]
+    _left_behind.append(server_url)
+
+
+async def test_the_next_tests_jupyterlab_has_neither(server_url, jp_auth_header):
+    if not _left_behind:
+        pytest.skip("runs after the test above, in the same process")
+    async with httpx.AsyncClient(base_url=server_url, headers=jp_auth_header) as http:
+        workspace = await http.get("lab/api/workspaces/default")
+        theme = await http.get(THEMES)
+    assert workspace.status_code == 200 and "left-open.ipynb" not in workspace.text
+    assert theme.status_code == 200 and "Dark" not in theme.json()["raw"]
