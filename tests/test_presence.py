@@ -261,3 +261,33 @@ async def test_a_stateless_client_is_present_until_it_has_been_idle_a_while(
         await person.wait_for(lambda _nb: not agents_seen(person), timeout=10)
         await ok(agent, "read_cells", path=path)
         assert (await agent_state(person))["user"]["name"] == "codex (agent)"
+
+
+async def test_calls_that_change_nothing_for_the_lobby_send_nothing_there_until_the_renewal(
+    server_url, jp_auth_header, make_notebook, jp_serverapp
+):
+    """An agent editing one notebook call after call is the same collaborator in the same place for
+    the collaborators panel: its state there is sent when it changes and renewed, not on every call."""
+    path = make_notebook("lobby.ipynb", cells=["x = 1"])
+    presence(jp_serverapp).renew_interval = 3600.0
+    async with (
+        YPeer(server_url, jp_auth_header, path) as person,
+        GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+    ):
+        cell_id = person.notebook.ycells[0]["id"]
+        await ok(agent, "update_cell", path=path, cell_id=cell_id, source="x = 0")
+        await agent_state(lobby)
+        await agent_state(person, lambda s: s["mcp"]["state"] == "idle")
+        (cid,) = agents_seen(lobby)
+        clock = lobby.awareness.meta[cid]["clock"]
+        for n in range(1, 6):
+            await ok(agent, "update_cell", path=path, cell_id=cell_id, source=f"x = {n}")
+        # The tab still follows every call: its caret is where the last edit ended.
+        state = await agent_state(person, lambda s: s["mcp"]["state"] == "idle")
+        assert caret_offset(person, state, cell_id) == len("x = 5")
+        await anyio.sleep(0.5)
+        assert lobby.awareness.meta[cid]["clock"] == clock
+        # A renewal still sends it, within the browser's 30 s timeout.
+        presence(jp_serverapp).renew_interval = 0.2
+        await lobby.wait_for(lambda _nb: lobby.awareness.meta[cid]["clock"] > clock, timeout=10)

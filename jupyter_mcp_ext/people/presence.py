@@ -138,8 +138,8 @@ class Presence:
             self._send(slot.room_id, slot.room, None)
         slot.room_id, slot.path, slot.api = room_id, path, api
         if room_id is not None:
-            self._send(room_id, slot.room, await self._room_state(agent, room_id))
-        self._send(GLOBAL_ROOM, slot.globe, self._global_state(agent, api))
+            self._send(room_id, slot.room, await self._room_state(agent, room_id), renew=not kept)
+        self._send(GLOBAL_ROOM, slot.globe, self._global_state(agent, api), renew=fresh)
 
     def _leave(self, slot: _Slot) -> None:
         if slot.room_id is not None:
@@ -163,8 +163,14 @@ class Presence:
         kind = "notebook" if api.endswith(".ipynb") else "editor"
         return {"user": _user(agent), "current": f"{kind}:{api}", "documents": [api]}
 
-    def _send(self, room_id: str, awareness: Awareness, state: dict[str, Any] | None) -> None:
-        """Set the agent's state (a new clock, so every client takes it) and send it to the room."""
+    def _send(
+        self, room_id: str, awareness: Awareness, state: dict[str, Any] | None, *, renew: bool = True
+    ) -> None:
+        """Set the agent's state (a new clock, so every client takes it) and send it to the room;
+        unless ``renew``, only when it changed: the room's clients have it, and renewals keep it
+        alive (an edit that ends where the last one did changes nothing in the global room)."""
+        if not renew and state is not None and state == awareness.get_local_state():
+            return
         awareness.set_local_state(state)
         room = self._room(room_id)
         if room is not None:

@@ -16,6 +16,7 @@ import json
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
+from json.encoder import encode_basestring  # in C: a string as JSON, non-ASCII kept
 from typing import Any, TypeVar
 
 from jupyter_ydoc import YNotebook
@@ -127,21 +128,27 @@ def cut_text(text: str, room: int) -> str:
 
 
 def json_bytes(value: Any, stop_above: float = float("inf")) -> int:
-    """Bytes of ``value`` as JSON, counted only until past ``stop_above`` (so a huge value costs
-    no more than a small one)."""
+    """Bytes of ``value`` as compact JSON, counted only until past ``stop_above`` (so a huge value
+    costs no more than a small one)."""
     pending, size = [value], 0
     while pending and size <= stop_above:
         item = pending.pop()
-        if isinstance(item, dict):
+        if isinstance(item, str):  # a string longer than what is left is past it, escapes or not
+            size += len(item) if len(item) > stop_above else _utf8(encode_basestring(item))
+        elif isinstance(item, dict):
             size += 2 + 2 * len(item)
             for key, sub in item.items():
-                size += json_bytes(str(key))
+                size += _utf8(encode_basestring(key if isinstance(key, str) else str(key)))
                 pending.append(sub)
         elif isinstance(item, (list, tuple)):
             size += 2 + len(item)
             pending.extend(item)
-        elif isinstance(item, str):  # a string longer than what is left is past it, escapes or not
-            size += len(item) if len(item) > stop_above else _utf8(json.dumps(item, ensure_ascii=False))
+        elif item is None or item is True:
+            size += 4
+        elif item is False:
+            size += 5
+        elif type(item) is int:
+            size += len(repr(item))
         else:
             size += len(json.dumps(item))
     return size
@@ -149,7 +156,8 @@ def json_bytes(value: Any, stop_above: float = float("inf")) -> int:
 
 def shrink(value: Any, room: int) -> tuple[Any, int]:
     """``value`` cut to about ``room`` bytes of JSON, keeping its shape (types, keys, order):
-    strings are cut, lists lose their last items, everything keeps what fits first."""
+    strings are cut, lists lose their last items, everything keeps what fits first. A part that
+    fits whole is measured once and kept as it is; only the part that does not is walked into."""
     if isinstance(value, str):
         size = json_bytes(value, stop_above=room)
         if size <= room:
@@ -160,25 +168,32 @@ def shrink(value: Any, room: int) -> tuple[Any, int]:
         return (kept + "…", json_bytes(kept + "…")) if kept else ("", 2)
     if isinstance(value, dict):
         # Each key keeps at least its emptied value, so what comes after the first long one fits too.
-        floors = {key: json_bytes(str(key)) + 2 + json_bytes(_emptied(sub)) for key, sub in value.items()}
+        keys = {key: json_bytes(str(key)) + 2 for key in value}
+        floors = {key: keys[key] + json_bytes(_emptied(sub)) for key, sub in value.items()}
         out, used, reserved = {}, 2, sum(floors.values())
         for key, sub in value.items():
             reserved -= floors[key]
-            overhead = json_bytes(str(key)) + 2
-            part, size = shrink(sub, max(0, room - used - reserved - overhead))
+            part, size = _fitted(sub, max(0, room - used - reserved - keys[key]))
             out[key] = part
-            used += overhead + size
+            used += keys[key] + size
         return out, used
     if isinstance(value, (list, tuple)):
         items, used = [], 2
         for sub in value:
-            part, size = shrink(sub, room - used - 1)
-            if used + size + 1 > room or (part != sub and items):
+            left = room - used - 1
+            part, size = _fitted(sub, left)
+            if size > left or (part is not sub and items):  # a cut item is kept only if first
                 break
             items.append(part)
             used += size + 1
         return items, used
     return value, json_bytes(value)
+
+
+def _fitted(value: Any, room: int) -> tuple[Any, int]:
+    """``value`` itself if it fits in ``room`` (one walk, stopped early when it does not), else cut."""
+    size = json_bytes(value, stop_above=room)
+    return (value, size) if size <= room else shrink(value, room)
 
 
 def _emptied(value: Any) -> Any:

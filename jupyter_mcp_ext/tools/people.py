@@ -34,7 +34,7 @@ def with_undone(ctx: ToolContext, api: str, cells: set[str] | None, result: Tool
     """Add ``undone`` and one text line when people undid this agent's changes to ``cells`` (None:
     anywhere in the notebook); nothing at all otherwise."""
     guard = ctx.services.guard
-    if guard is None:
+    if guard is None or not guard.journal.undone():  # the usual case: no agent to look up
         return result
     try:
         agent = ctx.services.agents.agent_for(ctx.request, ctx.handler)
