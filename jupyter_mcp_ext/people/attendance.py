@@ -4,8 +4,9 @@ The gate (``gate.py``) keeps agents to a share of the event loop so that a perso
 browser and kernels are served first. With nobody but agents on the server there is nobody to serve
 first, and holding a lone agent back would only make it slower. A person is taken to be here while
 a collaboration room has a client (a notebook or file open in a JupyterLab tab) or a request other
-than an agent's reached the server in the last ``recent`` seconds (an open JupyterLab polls
-sessions, kernels and contents every few seconds).
+than an agent's or a health probe's reached the server in the last ``recent`` seconds (an open
+JupyterLab polls sessions, kernels and contents every few seconds; a load balancer, Kubernetes or a
+script waiting for the server asks ``/api`` or ``/api/status``, and is nobody to make way for).
 
 Requests are seen through Tornado's ``log_function`` setting, which the application calls once at the
 end of every request; the one in place (Jupyter's access log) is kept and called first.
@@ -17,7 +18,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from jupyter_server.base.handlers import APIVersionHandler
+from jupyter_server.services.api.handlers import APIStatusHandler
+
 CHECK_EVERY = 0.25  # seconds between looks at the rooms
+PROBES = (APIVersionHandler, APIStatusHandler)  # `/api`, `/api/status`: health checks, not a person
 
 
 class Attendance:
@@ -39,7 +44,7 @@ class Attendance:
 
         def log_function(handler: Any) -> None:
             previous(handler)
-            if not self._is_agent(handler):
+            if not isinstance(handler, PROBES) and not self._is_agent(handler):
                 self.last_request = time.monotonic()
 
         self._settings["log_function"] = log_function
