@@ -40,9 +40,11 @@ class Counting(BatchedSQLiteYStore):
 
     hand_offs = 0
 
-    def _insert(self, rows: list[tuple[str, bytes, bytes, float]]) -> None:
+    def _insert(
+        self, rows: list[tuple[str, bytes, bytes, float]]
+    ) -> tuple[int, list[int], BaseException | None]:
         type(self).hand_offs += 1
-        super()._insert(rows)
+        return super()._insert(rows)
 
 
 async def _store(cls: type[SQLiteYStore], db: Path, updates: list[bytes], **traits: object) -> list[str]:
