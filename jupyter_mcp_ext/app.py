@@ -20,6 +20,7 @@ from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.secrets import DeniedFiles
 from .documents.text_files import TextDocumentService
+from .documents.update_store import default_update_store
 from .endpoint import startup_line
 from .gate import LoopGate
 from .kernels.runs import ExecutionService
@@ -44,6 +45,11 @@ class MCPExtensionApp(MCPSettings):
 
     name = "jupyter_mcp_ext"
     load_other_extensions = True
+
+    def _link_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
+        # ExtensionApp's link hook, before collaboration's (extensions link in name order).
+        super()._link_jupyter_server_extension(serverapp)
+        default_update_store(serverapp.config)
 
     def initialize_settings(self) -> None:
         serverapp = self.serverapp

@@ -40,9 +40,11 @@ class Counting(BatchedSQLiteYStore):
 
     hand_offs = 0
 
-    def _insert(self, rows: list[tuple[str, bytes, bytes, float]]) -> None:
+    def _insert(
+        self, rows: list[tuple[str, bytes, bytes, float]]
+    ) -> tuple[int, list[int], BaseException | None]:
         type(self).hand_offs += 1
-        super()._insert(rows)
+        return super()._insert(rows)
 
 
 async def _store(cls: type[SQLiteYStore], db: Path, updates: list[bytes], **traits: object) -> list[str]:
@@ -115,3 +117,67 @@ async def test_squashing_takes_the_stock_path(tmp_path: Path, anyio_backend: str
     got = await _store(Counting, tmp_path / "squash.db", updates, squash_after_inactivity_of=3600)
     assert Counting.hand_offs == 0
     assert got[-1].endswith("17;")  # 20 updates: two cells opened, 18 typed
+
+
+async def _written(store: BatchedSQLiteYStore, updates: list[bytes]) -> None:
+    async with anyio.create_task_group() as tasks:  # as a room writes: a task per update
+        for update in updates:
+            tasks.start_soon(store.write, update)
+
+
+def _restored(db: Path) -> list[str]:
+    """The cells the rows give back, in their order."""
+    doc: Doc = Doc()
+    for _, update, _ in _rows(db)[0]:
+        doc.apply_update(update)
+    return [str(cell) for cell in doc.get("cells", type=Array)]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_failed_commit_keeps_its_updates_for_a_retry(tmp_path: Path, anyio_backend: str) -> None:
+    """The table gone for a moment (another connection renamed it): the batch's commit fails with the
+    database's error; its updates are written a second later, in order, with no write to take them."""
+    updates, db = _updates()[:40], tmp_path / "kept.db"
+    store = BatchedSQLiteYStore(path="p", db_path=str(db))
+    async with store:
+        await _written(store, updates[:10])
+        with sqlite3.connect(db) as other:
+            other.execute("ALTER TABLE yupdates RENAME TO hidden")
+        await _written(store, updates[10:30])
+        with sqlite3.connect(db) as other:
+            other.execute("ALTER TABLE hidden RENAME TO yupdates")
+        await _written(store, updates[30:35])  # the next batch takes the kept ones along
+        with sqlite3.connect(db) as other:
+            other.execute("ALTER TABLE yupdates RENAME TO hidden")
+        await _written(store, updates[35:])
+        with sqlite3.connect(db) as other:
+            other.execute("ALTER TABLE hidden RENAME TO yupdates")
+        with anyio.move_on_after(10):  # no write comes: the retry writes them
+            while len(_rows(db)[0]) < len(updates):
+                await anyio.sleep(0.1)
+    assert [u for _, u, _ in _rows(db)[0]] == updates
+    whole: Doc = Doc()
+    for update in updates:
+        whole.apply_update(update)
+    assert _restored(db) == [str(cell) for cell in whole.get("cells", type=Array)]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_update_that_fails_alone_is_dropped_and_the_rest_kept(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    """One update's row cannot be written (its metadata cannot be stored): the stock store loses that one
+    update, and so does this one; the others of its batch are written."""
+    updates, db, calls = _updates()[:20], tmp_path / "one.db", [0]
+
+    def metadata() -> object:
+        calls[0] += 1
+        return {"not": "bytes"} if calls[0] == 12 else b""
+
+    store = BatchedSQLiteYStore(path="p", db_path=str(db), metadata_callback=metadata)
+    async with store:
+        await _written(store, updates)
+    written = [u for _, u, _ in _rows(db)[0]]
+    assert written == updates[:11] + updates[12:]

@@ -18,11 +18,23 @@ from typing import Any
 
 import anyio
 from pycrdt.store import SQLiteYStore
-from traitlets.config import Configurable
+from traitlets.config import Config, Configurable
 
 log = logging.getLogger(__name__)
+BATCHED = "jupyter_mcp_ext.documents.ystore.BatchedSQLiteYStore"  # documents/ystore.py
 
 PROBE = ".jupyter_mcp_ext:init.y"  # the document path the initializing store is made for; it writes none
+
+
+def default_update_store(config: Config) -> bool:
+    """Make collaboration's update store the batching one (issue 21: a thread hand-off per batch of
+    updates, not three per update), unless ``YDocExtension.ystore_class`` is set in the server's
+    config (files or command line). Run before collaboration links: extensions link in name order,
+    ``jupyter_mcp_ext`` before ``jupyter_server_ydoc``. Whether it was set here."""
+    if "YDocExtension" in config and "ystore_class" in config.YDocExtension:
+        return False
+    config.YDocExtension.ystore_class = BATCHED
+    return True
 
 
 class UpdateStores:

@@ -8,10 +8,15 @@ about three per agent call, the largest share of an agent's loop time after its 
 
 This store keeps what is written: one row per update, in order, with the same metadata, the same
 checkpoints every ``checkpoint_interval`` updates, and each ``write`` returning once its own update is
-committed. What changes is only how: the updates queued while a commit is under way are inserted and
-committed together in one hand-off. Any squashing or size-bound cleanup configured makes every write
-take the stock path. Use: ``c.YDocExtension.ystore_class =
-"jupyter_mcp_ext.documents.ystore.BatchedSQLiteYStore"``.
+committed or kept for a retry. What changes is only how: the updates queued while a commit is under
+way are inserted and committed together in one hand-off. A commit that fails loses nothing the stock
+store would keep: the batch's rows are kept, in order, and written with the next batch (or after
+``RETRY`` seconds with none); a row that fails on its own with an error other than the database's
+(locked, read-only, out of space: ``sqlite3.OperationalError``) is dropped, as the stock store drops
+its update. A writer cancelled while its update waits (the room stopping, the server shutting down)
+writes it first, and ``stop`` writes what is kept. Any squashing or size-bound cleanup configured
+makes every write take the stock path. The extension makes it collaboration's store unless
+``c.YDocExtension.ystore_class`` is set (``app.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from jupyter_server_ydoc.stores import SQLiteYStore
 from pycrdt import Doc
 
 Row = tuple[str, bytes, bytes, float]  # path, update, metadata, timestamp
+KEEP_BYTES = 64 * 1024 * 1024  # updates kept after failed commits, at most (beyond: dropped, logged)
+RETRY = 1.0  # seconds before kept updates are tried again when no write comes to take them along
 
 
 class _Batch:
@@ -43,6 +50,9 @@ class BatchedSQLiteYStore(SQLiteYStore):
     batching = True  # False: every write takes the stock path (the benchmark compares both in one run)
     _open: _Batch | None = None
     _flushing = False
+    _kept: list[Row] | None = None  # rows of failed commits, oldest first, written with the next batch
+    _failing = False  # the last commit failed (logged once until one succeeds)
+    _retrying = False
 
     def _plain(self) -> bool:
         """No squashing nor cleanup configured: the writes this store batches."""
@@ -66,25 +76,43 @@ class BatchedSQLiteYStore(SQLiteYStore):
             self._open = _Batch()
         batch = self._open
         batch.rows.append((self.path, compressed, metadata, time.time()))
+        try:
+            await self._until_flushed(batch)
+        except BaseException:  # cancelled (the room stops): its update is written before it goes
+            with anyio.CancelScope(shield=True):
+                await self._until_flushed(batch)
+            raise
+
+    async def _until_flushed(self, batch: _Batch) -> None:
         while not batch.flushed:
             if self._flushing:
                 await batch.wake.wait()
             else:
                 await self._flush()
 
+    async def stop(self) -> None:
+        """Write what is waiting or kept (one more try), then stop as the stock store does."""
+        if self.db_initialized is not None and self.db_initialized.is_set():
+            with anyio.CancelScope(shield=True):
+                if self._open is not None and self._open.rows:
+                    await self._until_flushed(self._open)
+                if self._kept and not self._flushing:
+                    await self._flush()
+        await super().stop()
+
     async def _flush(self) -> None:
-        """Commit the open batch in one worker-thread hand-off; leave the next to one of its writers."""
+        """Commit the open batch (after any kept rows) in one worker-thread hand-off; leave the next
+        batch to one of its writers."""
         self._flushing = True
         try:
             async with self.lock:  # reads and the stock path's writes take it too
-                batch, self._open = self._open, _Batch()
-                assert batch is not None
+                batch, self._open = self._open or _Batch(), _Batch()
+                rows, self._kept = [*(self._kept or []), *batch.rows], None
                 try:  # the thread runs to its end even if this task is cancelled meanwhile
-                    await to_thread.run_sync(self._insert, batch.rows, limiter=self._db._limiter)
-                except Exception:  # as the stock store: logged, the update is not retried
-                    self.log.exception(
-                        "Could not write %d updates of %s to the update store", len(batch.rows), self.path
+                    done, dropped, error = await to_thread.run_sync(
+                        self._insert, rows, limiter=self._db._limiter
                     )
+                    self._settle(rows, done, dropped, error)
                 finally:
                     batch.flushed = True
                     batch.wake.set()
@@ -95,9 +123,74 @@ class BatchedSQLiteYStore(SQLiteYStore):
                 wake, following.wake = following.wake, anyio.Event()
                 wake.set()
 
-    def _insert(self, rows: list[Row]) -> None:
-        """In the worker thread: each row, with a checkpoint where the stock store makes one; one commit."""
+    def _settle(self, rows: list[Row], done: int, dropped: list[int], error: BaseException | None) -> None:
+        """After a commit: keep what failed for the next one, log a failure once and the recovery."""
+        if dropped:  # failed on their own with a row's error: the stock store loses those too
+            self.log.error(
+                "Dropped %d updates of %s the update store could not write", len(dropped), self.path
+            )
+        if error is None:
+            if self._failing:
+                self.log.warning("The update store of %s is written again, kept updates included", self.path)
+            self._failing = False
+            return
+        kept, size = rows[done:], 0
+        for n, row in enumerate(kept):
+            size += len(row[1])
+            if size > KEEP_BYTES:
+                self.log.error("Dropped %d updates of %s kept past %d bytes", len(kept) - n, self.path, size)
+                kept = kept[:n]
+                break
+        self._kept = kept
+        if not self._failing:
+            self.log.error(
+                "Could not write %d updates of %s to the update store (%s: %s); kept, retrying",
+                len(kept),
+                self.path,
+                type(error).__name__,
+                error,
+            )
+        self._failing = True
+        group = self._task_group
+        if kept and not self._retrying and group is not None:
+            self._retrying = True
+            group.start_soon(self._retry)
+
+    async def _retry(self) -> None:
+        """Kept rows when no write comes to take them along: tried again every ``RETRY`` seconds."""
+        try:
+            while self._kept:
+                await anyio.sleep(RETRY)
+                if self._kept and not self._flushing:
+                    await self._flush()
+        finally:
+            self._retrying = False
+
+    def _insert(self, rows: list[Row]) -> tuple[int, list[int], BaseException | None]:
+        """In the worker thread: every row in one commit. If that fails with the database's error,
+        nothing is written; with another, each row on its own, dropping those that fail alone.
+        Gives the rows settled (written or dropped, a prefix), the dropped ones and the error."""
         db: sqlite3.Connection = self._db._real_connection
+        try:
+            self._commit(db, rows)
+            return len(rows), [], None
+        except sqlite3.OperationalError as err:
+            return 0, [], err
+        except Exception:
+            pass
+        dropped: list[int] = []
+        for i, row in enumerate(rows):
+            try:
+                self._commit(db, [row])
+            except sqlite3.OperationalError as err:
+                return i, dropped, err
+            except Exception:
+                dropped.append(i)
+        return len(rows), dropped, None
+
+    def _commit(self, db: sqlite3.Connection, rows: list[Row]) -> None:
+        """Each row, with a checkpoint where the stock store makes one; one commit, or none of it."""
+        counter = self._update_counter
         try:
             for row in rows:
                 self._update_counter += 1
@@ -107,6 +200,7 @@ class BatchedSQLiteYStore(SQLiteYStore):
                 db.execute("INSERT INTO yupdates VALUES (?, ?, ?, ?)", row)
             db.commit()
         except BaseException:
+            self._update_counter = counter
             db.rollback()
             raise
 
