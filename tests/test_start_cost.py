@@ -1,0 +1,37 @@
+"""What loading the extension costs every server start: modules it may not import until a tool needs them.
+
+Checked in this process, not a new one (a fresh interpreter importing Jupyter Server costs seconds of
+CPU): our package is imported again with the named modules made unimportable, then everything is put
+back as it was."""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+
+import pytest
+
+# jupytext (with markdown-it and its plugins) was a tenth of a server start's CPU; only the text tools use it.
+LATE = ("jupytext",)
+
+
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
+        if name.split(".")[0] in LATE:
+            raise ImportError(f"{name} imported while the extension loads")
+        return None
+
+
+@pytest.mark.parametrize("module", ["jupyter_mcp_ext.app"])
+def test_loading_the_extension_imports_no_tool_only_library(module):
+    saved = dict(sys.modules)
+    refuse = Refuse()
+    try:
+        for name in [n for n in sys.modules if n.split(".")[0] in ("jupyter_mcp_ext", *LATE)]:
+            del sys.modules[name]
+        sys.meta_path.insert(0, refuse)
+        importlib.import_module(module)  # raises if it imports one of LATE
+    finally:
+        sys.meta_path.remove(refuse)
+        sys.modules.clear()
+        sys.modules.update(saved)
