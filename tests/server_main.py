@@ -18,6 +18,8 @@ import sys
 import types
 
 NAME = "rfc3987_syntax"
+# ``jupyter server`` through this module (benchmarks/server.py's JupyterServer takes it as ``launcher``).
+LAUNCHER = (sys.executable, "-m", "tests.server_main", "jupyter_server")
 
 
 def defer_iri_grammar() -> None:

@@ -19,6 +19,7 @@ import pytest
 from benchmarks.server import JupyterServer
 
 from ..mcp_client import connect, ok
+from ..server_main import LAUNCHER
 from . import figures
 
 MAX_SAVE_DELAY = 2.0  # MCPExtensionApp.max_save_delay's default
@@ -28,7 +29,7 @@ BURST_SECONDS = 7.0
 
 @pytest.fixture
 def server() -> Iterator[JupyterServer]:
-    server = JupyterServer()
+    server = JupyterServer(launcher=LAUNCHER)
     server.start()
     try:
         yield server
