@@ -34,7 +34,8 @@ def free_port() -> int:
 class JupyterServer:
     """``config`` (traitlets as JSON: class -> trait -> value) goes over the defaults that keep the
     collaboration state files in the throwaway tree; ``extensions`` (module names) are enabled beside
-    the installed ones; ``arguments`` go on the command line."""
+    the installed ones; ``arguments`` go on the command line; ``launcher`` replaces ``jupyter server``
+    (the tests' ``tests.server_main.LAUNCHER`` defers a grammar jsonschema compiles at import)."""
 
     def __init__(
         self,
@@ -43,6 +44,7 @@ class JupyterServer:
         extensions: Sequence[str] = (),
         arguments: Sequence[str] = (),
         prefix: str = "jupyter-mcp-",
+        launcher: Sequence[str] = (),
     ) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix=prefix))
         self.root = self.tmp / "root"
@@ -64,6 +66,7 @@ class JupyterServer:
         }
         self.extensions = list(extensions)
         self.arguments = list(arguments)
+        self.launcher = list(launcher)
         self.process: subprocess.Popen[bytes] | None = None
         self.log = self.tmp / "server.log"
         self.starts = 0
@@ -90,8 +93,7 @@ class JupyterServer:
         }
         jupyter = Path(sys.executable).parent / "jupyter"
         command = [
-            str(jupyter) if jupyter.exists() else "jupyter",
-            "server",
+            *(self.launcher or [str(jupyter) if jupyter.exists() else "jupyter", "server"]),
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",

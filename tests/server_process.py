@@ -15,11 +15,12 @@ from pathlib import Path
 def server_process(
     arguments: list[str], *, env: dict[str, str], cwd: Path, log_path: Path, stop_wait: float = 10
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``python -m jupyter_server <arguments>``, once it has logged its MCP endpoint line (in 90 s at
+    """``python -m jupyter_server <arguments>`` (through ``tests.server_main``, which defers a grammar
+    jsonschema compiles at import to its first use), once it has logged its MCP endpoint line (in 90 s at
     most); stopped with SIGTERM at the end (the server stops its extensions), killed after ``stop_wait``."""
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "jupyter_server", *arguments],
+            [sys.executable, "-m", "tests.server_main", "jupyter_server", *arguments],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jupytext
 import nbformat
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
@@ -42,6 +41,14 @@ _FMT = {
 # Layout hints jupytext records while parsing; they describe the text, not the cell.
 _LAYOUT_KEYS = frozenset({"id", "rev", "lines_to_next_cell", "lines_to_end_of_cell_marker", "cell_marker"})
 _VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # nbformat 4.5's cell id pattern
+
+
+def _jupytext() -> Any:
+    """jupytext, imported at the first text read or write: importing it with the extension was a tenth
+    of every server start's CPU (markdown-it and its plugins), for a tool many sessions never call."""
+    import jupytext
+
+    return jupytext
 
 
 @dataclass
@@ -97,7 +104,7 @@ def to_text(doc: YNotebook) -> tuple[str, list[str]]:
         cells.append(
             factory(source=source, metadata={"id": str(ycell.get("id", "")), "rev": revision(source)})
         )
-    text = jupytext.writes(nbformat.v4.new_notebook(cells=cells), fmt=_FMT)
+    text = _jupytext().writes(nbformat.v4.new_notebook(cells=cells), fmt=_FMT)
     parsed = {c.id: c for c in parse(text)}
     unfaithful = [
         str(c.metadata["id"])
@@ -109,7 +116,7 @@ def to_text(doc: YNotebook) -> tuple[str, list[str]]:
 
 def parse(text: str) -> list[TextCell]:
     """Cells of a percent script; ids are whatever the markers say (checked by ``apply_text``)."""
-    notebook = jupytext.reads(text, fmt="py:percent")
+    notebook = _jupytext().reads(text, fmt="py:percent")
     cells = []
     for cell in notebook.cells:
         metadata = dict(cell.get("metadata") or {})

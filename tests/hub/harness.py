@@ -134,7 +134,8 @@ class Hub:
             "Authenticator.allow_all": True,
             "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_port()}",
             "ConfigurableHTTPProxy.command": [proxy],
-            "Spawner.cmd": [sys.executable, "-m", "jupyterhub.singleuser"],
+            # Through tests/server_main.py, which defers a grammar jsonschema compiles at import.
+            "Spawner.cmd": [sys.executable, "-m", "tests.server_main", "jupyterhub.singleuser"],
             "Spawner.args": args,
             "Spawner.oauth_client_allowed_scopes": ["custom:jupyter_server:execute:*!server"],
             # The spawned servers import this worktree's package, whatever is installed.
@@ -155,6 +156,13 @@ class Hub:
             lines.append(f"c.{key} = {value!r}")
         (self.workdir / "jupyterhub_config.py").write_text("\n".join(lines) + "\n")
 
+    def env(self) -> dict[str, str]:
+        """The Hub's environment: this checkout importable (tests/server_main.py starts its processes)."""
+        return {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        }
+
     def home(self, user: str) -> Path:
         return self.workdir / "home" / user
 
@@ -163,8 +171,16 @@ class Hub:
     def start(self, timeout: float = 90) -> None:
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(self.workdir / "jupyterhub_config.py")],
+            [
+                sys.executable,
+                "-m",
+                "tests.server_main",
+                "jupyterhub",
+                "-f",
+                str(self.workdir / "jupyterhub_config.py"),
+            ],
             cwd=self.workdir,
+            env=self.env(),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its proxy and user servers go in one group, stopped together
@@ -266,6 +282,7 @@ class Hub:
             [
                 sys.executable,
                 "-m",
+                "tests.server_main",
                 "jupyterhub",
                 "token",
                 "-f",
@@ -273,6 +290,7 @@ class Hub:
                 user,
             ],
             cwd=self.workdir,
+            env=self.env(),
             capture_output=True,
             text=True,
             timeout=60,

@@ -19,6 +19,7 @@ import pytest
 from benchmarks.server import JupyterServer
 
 from ..mcp_client import connect, ok
+from ..server_main import LAUNCHER
 from . import figures
 
 MAX_SAVE_DELAY = 2.0  # MCPExtensionApp.max_save_delay's default
@@ -30,7 +31,7 @@ BURST_SECONDS = 7.0
 def server_process() -> Iterator[JupyterServer]:
     """One server for the module: each test kills it and starts it again (on the same root and port),
     so the next test finds it running and a start (seconds of CPU) is not paid twice."""
-    server = JupyterServer()
+    server = JupyterServer(launcher=LAUNCHER)
     try:
         yield server
     finally:

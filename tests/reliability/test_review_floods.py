@@ -15,6 +15,7 @@ import pytest
 
 from benchmarks.server import JupyterServer
 
+from ..server_main import LAUNCHER
 from . import figures
 from .raw_client import RawClient
 from .test_sessions_under_load import rss_bytes as server_rss
@@ -24,7 +25,9 @@ from .world import BOUNDS
 @pytest.fixture
 def own_server(tmp_path) -> Iterator[JupyterServer]:
     """A server in a process of its own, as the review measured it: its memory is its own."""
-    server = JupyterServer({"MCPExtensionApp": {"policy_file": str(tmp_path / "policy.json")}})
+    server = JupyterServer(
+        {"MCPExtensionApp": {"policy_file": str(tmp_path / "policy.json")}}, launcher=LAUNCHER
+    )
     server.start()
     try:
         yield server

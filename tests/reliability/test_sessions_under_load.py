@@ -32,6 +32,7 @@ from mcp.client import Client
 from benchmarks.server import JupyterServer
 
 from ..mcp_client import connect, ok
+from ..server_main import LAUNCHER
 from . import figures
 
 SESSIONS = 16
@@ -62,7 +63,7 @@ def rss_bytes(pid: int) -> int:
 def server() -> Iterator[JupyterServer]:
     # The journal keeps the last journal_size agent edits on purpose (for review and revert): with a
     # bound the warm-up already fills, growth after it is what a leak would show.
-    server = JupyterServer({"MCPExtensionApp": {"journal_size": JOURNAL_SIZE}})
+    server = JupyterServer({"MCPExtensionApp": {"journal_size": JOURNAL_SIZE}}, launcher=LAUNCHER)
     for i in range(NOTEBOOKS):
         notebook = nbformat.v4.new_notebook(
             cells=[nbformat.v4.new_code_cell(f"x = {j}\nprint(x)") for j in range(20)],

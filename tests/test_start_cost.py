@@ -1,0 +1,60 @@
+"""What loading the extension costs every server start: modules it may not import until a tool needs them.
+
+Checked in this process, not a new one (a fresh interpreter importing Jupyter Server costs seconds of
+CPU): our package is imported again with the named modules made unimportable, then everything is put
+back as it was."""
+
+from __future__ import annotations
+
+import importlib.abc
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# jupytext (with markdown-it and its plugins) was a tenth of a server start's CPU; only the text tools use it.
+LATE = ("jupytext",)
+
+
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
+        if name.split(".")[0] in LATE:
+            raise ImportError(f"{name} imported while the extension loads")
+        return None
+
+
+@pytest.mark.parametrize("module", ["jupyter_mcp_ext.app"])
+def test_loading_the_extension_imports_no_tool_only_library(module):
+    saved = dict(sys.modules)
+    refuse = Refuse()
+    try:
+        for name in [n for n in sys.modules if n.split(".")[0] in ("jupyter_mcp_ext", *LATE)]:
+            del sys.modules[name]
+        sys.meta_path.insert(0, refuse)
+        importlib.import_module(module)  # raises if it imports one of LATE
+    finally:
+        sys.meta_path.remove(refuse)
+        sys.modules.clear()
+        sys.modules.update(saved)
+
+
+def test_the_test_servers_defer_the_iri_grammar_and_still_check_iris():
+    """tests/server_main.py's stand-in: jsonschema loads without compiling the grammar, and its ``iri``
+    format check still tells a valid IRI from an invalid one (compiling it at the first check)."""
+    code = (
+        "import sys\n"
+        "from tests.server_main import defer_iri_grammar\n"
+        "defer_iri_grammar()\n"
+        "import jsonschema\n"
+        "assert 'lark' not in sys.modules, 'the grammar was compiled at import'\n"
+        "checker = jsonschema.Draft7Validator.FORMAT_CHECKER\n"
+        "assert checker.conforms('https://example.org/caf\u00e9?q=1#top', 'iri')\n"
+        "assert not checker.conforms('http://exa mple.org/', 'iri')\n"
+        "assert checker.conforms('../up', 'iri-reference') and not checker.conforms('a b', 'iri-reference')\n"
+        "assert 'lark' in sys.modules\n"
+        "print('ok')\n"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
