@@ -10,6 +10,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, Implementation
+from traitlets.config import Config
 
 from jupyter_mcp_ext.protocol.tasks import EXTENSION, CreateTaskResult
 
@@ -23,6 +24,15 @@ UNTIL = (
     "import os, time\nwhile not os.path.exists({go!r}):\n    print('tick', flush=True)\n    time.sleep(0.05)\n"
     "'let go'"
 )
+
+
+APPROVAL_TIMEOUT = 8.0  # a call waiting for approval reports every quarter of it (2 s, not 5 s)
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.MCPExtensionApp.approval_timeout = APPROVAL_TIMEOUT
+    return jp_server_config
 
 
 def tasks_client(server_url, headers, **options):
