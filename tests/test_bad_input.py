@@ -17,8 +17,8 @@ from .mcp_client import connect, fails, ok
 
 FIRST, NOTES = "first-cell", "notes-cell"
 SOURCE_LIMIT = 1000
-SAVE_DELAY = 0.2
-SETTLE = 0.6  # longer than the save delay plus the file poll interval
+SAVE_DELAY = 0.1
+SETTLE = 0.4  # longer than the save delay plus the file poll interval, with 0.2 s to spare
 
 
 @pytest.fixture

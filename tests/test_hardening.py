@@ -17,6 +17,7 @@ import anyio
 import httpx
 import nbformat
 import pytest
+from traitlets.config import Config
 
 from .mcp_client import RAW_HEADERS, call, connect, fails, ok, raw_session, text
 from .ytext import TextPeer
@@ -218,9 +219,16 @@ async def test_a_notebook_that_already_holds_infinity_reads_with_a_clear_reason(
 
 # -- 3. continuous edits are saved ---------------------------------------------------------------
 
-MAX_SAVE_DELAY = 2.0  # the default of MCPExtensionApp.max_save_delay
+MAX_SAVE_DELAY = 1.0  # MCPExtensionApp.max_save_delay here (default 2 s): the streams below are shorter
 MARGIN = 2.0  # a save itself, the file poll and a loaded machine
-STREAM_BOUND = 60.0  # seconds a steady stream of edits may take to give enough checks (6.5 s when idle)
+STREAM_SECONDS = 2 * MAX_SAVE_DELAY + MARGIN + 0.5  # two forced saves, and checks after each
+STREAM_BOUND = 60.0  # seconds a steady stream of edits may take to give enough checks (4.5 s when idle)
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.MCPExtensionApp.max_save_delay = MAX_SAVE_DELAY
+    return jp_server_config
 
 
 async def saved_cells(file: Path) -> list[nbformat.NotebookNode]:
@@ -248,8 +256,8 @@ async def test_an_agent_editing_without_pause_gets_its_edits_saved_meanwhile(
     async with connect(server_url, jp_auth_header) as agent:
         began = time.monotonic()
         n = 0
-        # For 6.5 s at least (two forced saves), and on until enough checks however slow the calls are.
-        while time.monotonic() - began < 6.5 or checked < 5 or n < 20:
+        # Two forced saves at least, and on until enough checks however slow the calls are.
+        while time.monotonic() - began < STREAM_SECONDS or checked < 5 or n < 20:
             assert time.monotonic() - began < STREAM_BOUND, (checked, n)
             n += 1
             await ok(agent, "insert_cells", path=path, cells=[{"source": f"edit {n}"}])
@@ -294,8 +302,8 @@ async def test_a_file_open_in_a_tab_and_edited_without_pause_is_saved_meanwhile(
         await tab.flush()
         began = time.monotonic()
         n = 0
-        # For 6.5 s at least (two forced saves), and on until enough checks however slow the calls are.
-        while time.monotonic() - began < 6.5 or checked < 5 or n < 20:
+        # Two forced saves at least, and on until enough checks however slow the calls are.
+        while time.monotonic() - began < STREAM_SECONDS or checked < 5 or n < 20:
             assert time.monotonic() - began < STREAM_BOUND, (checked, n)
             n += 1
             await ok(
@@ -326,7 +334,7 @@ async def test_a_cell_streaming_output_is_saved_while_it_runs(
 ):
     path = make_notebook("stream.ipynb")
     file = jp_root_dir / path
-    code = "import time\nfor i in range(17):\n    print('tick', i, flush=True)\n    time.sleep(0.3)"
+    code = "import time\nfor i in range(12):\n    print('tick', i, flush=True)\n    time.sleep(0.3)"
     async with connect(server_url, jp_auth_header) as agent:
         await ok(agent, "execute_code", path=path, code="1")  # the kernel is up: only the stream is timed
         run = await ok(agent, "insert_and_execute", path=path, source=code, timeout=0.2)

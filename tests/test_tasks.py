@@ -10,6 +10,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, Implementation
+from traitlets.config import Config
 
 from jupyter_mcp_ext.protocol.tasks import EXTENSION, CreateTaskResult
 
@@ -18,6 +19,20 @@ from .mcp_tasks import Tasks, cancel_task, get_task, until_ended, update_task
 from .test_agent_tokens import mint
 
 SLEEP = "import time\nfor i in range({n}):\n    print('tick', i, flush=True)\n    time.sleep(0.5)\n'slept'"
+# Runs until the test creates the file ``{go}``: alive for exactly as long as the test needs it.
+UNTIL = (
+    "import os, time\nwhile not os.path.exists({go!r}):\n    print('tick', flush=True)\n    time.sleep(0.05)\n"
+    "'let go'"
+)
+
+
+APPROVAL_TIMEOUT = 8.0  # a call waiting for approval reports every quarter of it (2 s, not 5 s)
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config) -> Config:
+    jp_server_config.MCPExtensionApp.approval_timeout = APPROVAL_TIMEOUT
+    return jp_server_config
 
 
 def tasks_client(server_url, headers, **options):
@@ -100,8 +115,11 @@ async def test_a_kernel_restart_ends_the_task_failed_saying_so(server_url, jp_au
     assert "tick 0" in str(ended.error["data"])
 
 
-async def test_another_agents_task_looks_exactly_like_an_unknown_one(server_url, panel, make_notebook):
+async def test_another_agents_task_looks_exactly_like_an_unknown_one(
+    server_url, panel, make_notebook, tmp_path
+):
     path = make_notebook("o.ipynb", cells=["x = 1"])
+    go = tmp_path / "go"
     _, alice = await mint(panel, "Alice's bot")
     _, bob = await mint(panel, "Bob's bot")
     info = Implementation(name="same-client", version="1")
@@ -109,7 +127,7 @@ async def test_another_agents_task_looks_exactly_like_an_unknown_one(server_url,
         tasks_client(server_url, alice, client_info=info) as a,
         tasks_client(server_url, bob, client_info=info) as b,
     ):
-        created = await start(a, "execute_code", path=path, code=SLEEP.format(n=20))
+        created = await start(a, "execute_code", path=path, code=UNTIL.format(go=str(go)))
         unknown = "x" * len(created.task_id)
         for call in (get_task, cancel_task, update_task):
             with pytest.raises(MCPError) as theirs:
@@ -118,9 +136,11 @@ async def test_another_agents_task_looks_exactly_like_an_unknown_one(server_url,
                 await call(b.session, unknown)
             assert theirs.value.code == nobody.value.code == INVALID_PARAMS
             assert theirs.value.message.replace(created.task_id, unknown) == nobody.value.message
-        # Bob's cancel did nothing: Alice's run goes on to its end.
+        # Bob's cancel did nothing: Alice's run, still going, goes on to its end once let go.
+        assert (await get_task(a.session, created.task_id)).status == "working"
+        go.touch()
         ended = await until_ended(a.session, created.task_id)
-        assert ended.status == "completed" and "tick 19" in str(ended.result)
+        assert ended.status == "completed" and "'let go'" in str(ended.result)
 
 
 @pytest.mark.parametrize("mode", [HANDSHAKE, STATELESS])
@@ -128,7 +148,7 @@ async def test_clients_without_tasks_keep_todays_answer(server_url, jp_auth_head
     path = make_notebook("p.ipynb", cells=["x = 1"])
     async with connect(server_url, jp_auth_header, mode=mode) as client:
         result = await client.call_tool(
-            "execute_code", {"path": path, "code": SLEEP.format(n=6), "timeout": 0.5}
+            "execute_code", {"path": path, "code": SLEEP.format(n=3), "timeout": 0.5}
         )
         assert result.structured_content["status"] == "running" and "get_execution" in text(result)
         done = await ok(
