@@ -283,8 +283,16 @@ async def test_calls_that_change_nothing_for_the_lobby_send_nothing_there_until_
         clock = lobby.awareness.meta[cid]["clock"]
         for n in range(1, 6):
             await ok(agent, "update_cell", path=path, cell_id=cell_id, source=f"x = {n}")
-        # The tab still follows every call: its caret is where the last edit ended.
-        state = await agent_state(person, lambda s: s["mcp"]["state"] == "idle")
+        # The tab still follows every call: its caret comes to where the last edit ended (the edit
+        # and the caret reach the tab in two messages, so it is waited for).
+        state = await agent_state(
+            person,
+            lambda s: (
+                s["mcp"]["state"] == "idle"
+                and str(person.notebook.ycells[0]["source"]) == "x = 5"
+                and caret_offset(person, s, cell_id) == len("x = 5")
+            ),
+        )
         assert caret_offset(person, state, cell_id) == len("x = 5")
         await anyio.sleep(0.5)
         assert lobby.awareness.meta[cid]["clock"] == clock
