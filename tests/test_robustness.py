@@ -147,6 +147,9 @@ async def test_notebook_listings_leave_out_notebooks_no_tool_would_open(
         assert "work.ipynb" in resources and not any("credentials" in r or "jpserver" in r for r in resources)
 
 
+OLD_SETTLE = 0.4
+
+
 class ReadOnly(Authorizer):
     def is_authorized(self, handler, user, action, resource) -> bool:
         return action == "read"
@@ -158,6 +161,14 @@ class TestReadOnlyUserAndOldNotebooks:
         jp_server_config.ServerApp.authorizer_class = ReadOnly
         return jp_server_config
 
+    @pytest.fixture
+    def ydoc_save_delay(self) -> float:
+        return OLD_SETTLE / 4  # a rewrite would come this long after the room loads
+
+    @pytest.fixture
+    def ydoc_poll_interval(self) -> float:
+        return OLD_SETTLE / 4
+
     async def test_reading_an_old_notebook_does_not_rewrite_it(
         self, server_url, jp_auth_header, make_notebook, jp_root_dir: Path
     ):
@@ -167,7 +178,7 @@ class TestReadOnlyUserAndOldNotebooks:
             await ok(agent, "get_notebook", path=path)
             await ok(agent, "read_cells", path=path)
             assert "Not permitted" in await fails(agent, "restart_kernel", path=path)
-        await anyio.sleep(1.5)
+        await anyio.sleep(OLD_SETTLE)  # the save delay plus the file poll, with 0.2 s to spare
         assert (jp_root_dir / path).read_bytes() == before
 
 
