@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import anyio
@@ -35,9 +36,12 @@ async def test_values_the_document_cannot_hold_are_refused_and_the_server_keeps_
         ran = await ok(agent, "insert_and_execute", path=path, source=code)
         assert ran["status"] == "ok"
         assert (await ok(agent, "read_cells", path=path, cell_ids=[cell_id]))["cells"][0]["source"] == "x = 1"
-    await anyio.sleep(1)
+    deadline = time.monotonic() + 10  # until the run's output is saved, not a fixed second
+    while '"application/json"' not in (jp_root_dir / path).read_text() and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
     saved = nbformat.read(jp_root_dir / path, as_version=4)  # still a valid notebook
     assert saved.cells[0].source == "x = 1"
+    assert saved.cells[-1].outputs[0]["data"]["application/json"] == {"n": 1e20}
 
 
 @pytest.mark.parametrize("index", [-1, 3, 99])
