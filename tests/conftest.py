@@ -232,45 +232,48 @@ def person_and_agent(
     return pair
 
 
-# -- the slowest files first, so that with -n the two workers finish together --------------------
+# -- the slowest files first, so that with -n the workers finish together --------------------------
 
-# Measured (per-file sums of test times in a full run with -n 4, 610 s wall, adjusted for the shorter
-# soaks), the longest first. pytest-xdist (--dist loadfile --no-loadscope-reorder, pyproject.toml)
-# hands out files in this order; the files not named here (each under 20 s) follow in their usual
-# order, and their small sizes even out the two workers' ends. A file that grows slow belongs here.
+# Measured (per-file sums of test times in a full run with -n 4 on a quiet 2-core machine, 435 s
+# wall), the longest first. pytest-xdist (--dist loadfile --no-loadscope-reorder, pyproject.toml)
+# hands out files in this order; the files not named here (each under 14 s) follow in their usual
+# order, and their small sizes even out the workers' ends. A file that grows slow belongs here.
 SLOWEST_FIRST = (
     "test_panel.py",  # JupyterLab in Chromium, ten times
-    "test_route_conflict.py",  # four servers in processes of their own, with JupyterLab
-    "reliability/test_sessions_under_load.py",  # 16 sessions: a 1,100-call warm-up, then 800 calls
-    "test_review_marks.py",
     "reliability/test_hostile_arguments.py",
-    "test_review_deleted.py",
-    "reliability/test_person_controls.py",
-    "test_review_diff.py",
-    "test_review_restart.py",  # two starts of a server process, with JupyterLab
-    "test_journal_file.py",  # three starts of a server process
-    "test_review_render_bench.py",  # 500 marked cells in Chromium, twice
-    "hub/test_hub.py",
-    "reliability/test_kill.py",
+    "test_route_conflict.py",  # four servers in processes of their own, with JupyterLab
+    "test_review_marks.py",
+    "reliability/test_sessions_under_load.py",  # 16 sessions: a 1,100-call warm-up, then 800 calls
     "test_browser.py",
+    "reliability/test_person_controls.py",
+    "hub/test_hub.py",
+    "test_review_restart.py",  # two starts of a server process, with JupyterLab
     "test_tasks.py",
+    "test_journal_file.py",  # three starts of a server process
     "test_bad_input.py",
-    "test_journal.py",
-    "test_apps_browser.py",
+    "test_review_deleted.py",
+    "reliability/test_kill.py",
     "test_execution_edges.py",
+    "test_review_render_bench.py",  # 500 marked cells in Chromium, twice
+    "test_journal.py",
     "test_rebase.py",
-    "test_execution.py",
-    "test_approvals.py",
-    "test_hardening.py",
-    "test_first_ten_minutes.py",
-    "test_apps_ts.py",
-    "test_policy.py",
-    "reliability/test_person_and_agents.py",  # a person and four agents for 20 s
+    "test_review_diff.py",
     "test_gate.py",
+    "test_hardening.py",
+    "test_apps_browser.py",
+    "test_robustness.py",
+    "test_execution.py",
+    "reliability/test_person_and_agents.py",  # a person and four agents for 20 s
+    "test_reliability_findings.py",
+    "test_first_ten_minutes.py",
+    "test_policy.py",
     "test_resources.py",
     "test_cli.py",
-    "test_reliability_findings.py",
-    "test_robustness.py",
+    "test_gateway.py",
+    "test_approvals.py",
+    "test_oauth.py",
+    "test_saves.py",
+    "test_oauth_ts.py",
 )
 
 
