@@ -18,8 +18,10 @@ import sys
 import types
 
 NAME = "rfc3987_syntax"
-# ``jupyter server`` through this module (benchmarks/server.py's JupyterServer takes it as ``launcher``).
-LAUNCHER = (sys.executable, "-m", "tests.server_main", "jupyter_server")
+# ``python -m MODULE`` through this module: every server process the tests start begins with it.
+PREFIX = (sys.executable, "-m", "tests.server_main")
+# ``jupyter server`` through it (benchmarks/server.py's JupyterServer takes it as ``launcher``).
+LAUNCHER = (*PREFIX, "jupyter_server")
 
 
 def defer_iri_grammar() -> None:

@@ -4,11 +4,12 @@ server cannot give: the installed config files, a restart on the same data folde
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .server_main import LAUNCHER
 
 
 @contextmanager
@@ -20,7 +21,7 @@ def server_process(
     most); stopped with SIGTERM at the end (the server stops its extensions), killed after ``stop_wait``."""
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "tests.server_main", "jupyter_server", *arguments],
+            [*LAUNCHER, *arguments],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -16,7 +16,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Sequence
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from ..server_main import PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 PROXY_PREFIX = ROOT / ".ci" / ".proxy"  # git-ignored; .ci/run installs it, or find_proxy() does
@@ -135,7 +136,7 @@ class Hub:
             "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_port()}",
             "ConfigurableHTTPProxy.command": [proxy],
             # Through tests/server_main.py, which defers a grammar jsonschema compiles at import.
-            "Spawner.cmd": [sys.executable, "-m", "tests.server_main", "jupyterhub.singleuser"],
+            "Spawner.cmd": [*PREFIX, "jupyterhub.singleuser"],
             "Spawner.args": args,
             "Spawner.oauth_client_allowed_scopes": ["custom:jupyter_server:execute:*!server"],
             # The spawned servers import this worktree's package, whatever is installed.
@@ -171,14 +172,7 @@ class Hub:
     def start(self, timeout: float = 90) -> None:
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.server_main",
-                "jupyterhub",
-                "-f",
-                str(self.workdir / "jupyterhub_config.py"),
-            ],
+            [*PREFIX, "jupyterhub", "-f", str(self.workdir / "jupyterhub_config.py")],
             cwd=self.workdir,
             env=self.env(),
             stdout=log,
@@ -279,16 +273,7 @@ class Hub:
     def token_from_command_line(self, user: str) -> str:
         """What ``jupyterhub token <user>`` prints on the Hub's machine (its config, its database)."""
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "tests.server_main",
-                "jupyterhub",
-                "token",
-                "-f",
-                str(self.workdir / "jupyterhub_config.py"),
-                user,
-            ],
+            [*PREFIX, "jupyterhub", "token", "-f", str(self.workdir / "jupyterhub_config.py"), user],
             cwd=self.workdir,
             env=self.env(),
             capture_output=True,
