@@ -124,8 +124,9 @@ async def test_a_room_a_call_is_working_on_outlasts_the_idle_timeout(
     a loaded machine) keeps the room: closed under it, its edit would go to a detached document."""
     documents = services_of(jp_serverapp).documents
     path = make_notebook("held.ipynb", cells=["x = 1"])
-    api, doc = await documents.open(path)
-    room_id = documents.hold(api)
+    held: list[str] = []
+    _, doc = await documents.open(path, held=held)  # as a tool call opens it
+    (room_id,) = held
     await asyncio.sleep(4 * IDLE)
     assert notebook_rooms(ydoc_extension) == [room_id], "the room closed under a call working on it"
     doc.ycells.append(doc.create_ycell({"cell_type": "code", "source": "y = 2"}))
