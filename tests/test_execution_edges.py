@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import ctypes
 import gc
+import json
 import resource
+import sys
 
 import anyio
 import pytest
@@ -160,6 +162,41 @@ class TestIdleKernels:
             # The next run starts a fresh kernel for the notebook.
             again = await ok(agent, "execute_code", path=path, code="2 * 21", timeout=120)
             assert again["cells"][0]["outputs"][0]["text"] == "42"
+
+
+SLOW_START = (
+    "import time; time.sleep(3); from ipykernel.kernelapp import launch_new_instance; launch_new_instance()"
+)
+
+
+class TestSlowKernelStart:
+    """A kernel that takes longer to answer than the idle timeout (a loaded machine, a heavy
+    environment) is starting, not idle: the agent's first run gets its result."""
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Config) -> Config:
+        jp_server_config.MCPExtensionApp.kernel_idle_timeout = 0.5
+        return jp_server_config
+
+    @pytest.fixture
+    def slow_kernel(self, jp_data_dir) -> str:
+        spec = jp_data_dir / "kernels" / "slowstart"
+        spec.mkdir(parents=True)
+        argv = [sys.executable, "-c", SLOW_START, "-f", "{connection_file}"]
+        (spec / "kernel.json").write_text(
+            json.dumps({"argv": argv, "display_name": "Slow start", "language": "python"})
+        )
+        return "slowstart"
+
+    async def test_a_kernel_slower_to_start_than_the_idle_timeout_runs_the_cell(
+        self, server_url, jp_auth_header, make_notebook, slow_kernel
+    ):
+        meta = {"kernelspec": {"name": slow_kernel, "display_name": "Slow start", "language": "python"}}
+        path = make_notebook("slow.ipynb", metadata=meta)
+        async with connect(server_url, jp_auth_header) as agent:
+            result = await ok(agent, "execute_code", path=path, code="6 * 7", timeout=60)
+            assert result["status"] == "ok", result
+            assert result["cells"][0]["outputs"][0]["text"] == "42"
 
 
 # A kernel that stops sending "idle" (ipykernel's output thread dies on a lone surrogate in a print):

@@ -13,7 +13,7 @@ import logging
 import os
 import time
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -44,6 +44,7 @@ class KernelService:
         self._links: dict[str, KernelLink] = {}
         self._binding = defaultdict[str, asyncio.Lock](asyncio.Lock)
         self._started_here: dict[str, float] = {}  # kernel id -> last use, for kernels we started
+        self._connecting: Counter[str] = Counter()  # kernel id -> clients waiting for it to answer
         self._listeners: list[Listener] = []
         self._culler: asyncio.Task[None] | None = None
         with contextlib.suppress(Exception):
@@ -113,12 +114,17 @@ class KernelService:
         client = kernel.client()
         client.session.session = f"jupyter-mcp-ext-{uuid.uuid4().hex}"
         client.start_channels()
+        self._connecting[kernel_id] += 1  # a slow start is not idleness: the culler waits for it
         try:
             await client.wait_for_ready(timeout=60)
         except Exception as err:
             client.stop_channels()
             raise ToolError(f"The kernel did not answer: {err}. Try restart_kernel.") from err
-        self.touch(kernel_id)  # a slow start is not idleness
+        finally:
+            self._connecting[kernel_id] -= 1
+            if not self._connecting[kernel_id]:
+                del self._connecting[kernel_id]
+        self.touch(kernel_id)
         link = self._links.setdefault(kernel_id, KernelLink(kernel_id, client))
         if link.client is client:
             link.readers = [asyncio.create_task(self._read(link, "shell", client.get_shell_msg))]
@@ -246,7 +252,7 @@ class KernelService:
             now = time.monotonic()
             for kernel_id, last in list(self._started_here.items()):
                 link = self._links.get(kernel_id)
-                busy = link is not None and link.lock.locked()
+                busy = kernel_id in self._connecting or (link is not None and link.lock.locked())
                 if busy or now - last < self.idle_timeout or kernel_id not in self.kernels:
                     if kernel_id not in self.kernels:
                         await self.forget(kernel_id)
