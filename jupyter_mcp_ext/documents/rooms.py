@@ -93,16 +93,24 @@ class DocumentService:
         return bool(room is not None and room.clients)
 
     async def open(
-        self, path: str, *, upgrade: bool = False, held: list[str] | None = None
+        self,
+        path: str,
+        *,
+        upgrade: bool = False,
+        held: list[str] | None = None,
+        rooms: dict[str, str] | None = None,
     ) -> tuple[str, YNotebook]:
         """The live shared notebook for ``path``: edits on it reach every tab and get saved.
 
         ``upgrade``: give a notebook older than nbformat 4.5 persistent cell ids (a write).
         ``held``: the room is held (``hold``) from here on and its id added, for the caller to release.
+        ``rooms``: the room's id is kept there under the notebook's API path, for the rest of the call.
         """
         api = await self.resolve(path)
         ext = self._collaboration
         room_id = self.room_id(api)
+        if rooms is not None:
+            rooms[api] = room_id
         if held is not None:
             held.append(self._hold(room_id))
         existed = ext.ywebsocket_server.room_exists(room_id)

@@ -234,10 +234,11 @@ class Presence:
 
     # -- the people's side -------------------------------------------------------------------
 
-    def people(self, api: str, doc: YNotebook) -> list[dict[str, Any]]:
+    def people(self, api: str, doc: YNotebook, *, room_id: str | None = None) -> list[dict[str, Any]]:
         """Who else is in the notebook ``doc`` (its room's awareness, agents left out) and the cell
-        each one's caret is in; empty when nobody has it open."""
-        room_id = self._room_id(api)
+        each one's caret is in; empty when nobody has it open. ``room_id``: the room the call opened
+        ``doc`` in, when it has it (else looked up: a query of the file-id database)."""
+        room_id = room_id or self._room_id(api)
         room = self._room(room_id) if room_id is not None else None
         if room is None or not room.clients:
             self._last_cells.pop(room_id or "", None)

@@ -18,7 +18,7 @@ def with_people(ctx: ToolContext, api: str, doc: YNotebook, result: ToolResult) 
     """Add ``people`` (name, cell_id) and one text line; nothing at all when no one is there."""
     presence = ctx.services.presence
     try:
-        people = presence.people(api, doc) if presence is not None else []
+        people = presence.people(api, doc, room_id=ctx.rooms.get(api)) if presence is not None else []
     except Exception:  # knowing who is there is a courtesy: it never costs the agent its read
         log.exception("Reading who is in %s failed", api)
         people = []

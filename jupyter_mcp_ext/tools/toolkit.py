@@ -70,6 +70,7 @@ class ToolContext:
     task: TaskHooks | None = None  # set when the call runs as an MCP task
     view: bool = False  # the client renders views (MCP Apps): tools that show cells fill ``ToolResult.view``
     held: list[str] = field(default_factory=list)  # rooms this call keeps open until it ends (``release``)
+    rooms: dict[str, str] = field(default_factory=dict)  # API path -> room id of each notebook it opened
 
     def confirm_shown(self, tool: str, cells: list[tuple[str, str]]) -> None:
         """Refuse (a ToolError) when a person approved this call on other cells than it acts on now;
@@ -81,7 +82,9 @@ class ToolContext:
         """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user
         who may write it: a read by a read-only user never rewrites the file."""
         upgrade = await self.may("contents", "write")
-        path, doc = await self.services.documents.open(path, upgrade=upgrade, held=self.held)
+        path, doc = await self.services.documents.open(
+            path, upgrade=upgrade, held=self.held, rooms=self.rooms
+        )
         activity.watch(doc)  # from the agent's first look on, a person's typing is noted
         if self.on_open is not None:
             self.on_open(path, doc)
