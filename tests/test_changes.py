@@ -11,7 +11,9 @@ import random
 
 from jupyter_ydoc import YNotebook
 
-from jupyter_mcp_ext.people.changes import CellState, Snapshot, came_and_went, diff, snapshot
+from jupyter_mcp_ext.people.changes import CellState, Snapshot, came_and_went, diff, snapshot, targets
+from jupyter_mcp_ext.tools.cells import ClearOutputs, DeleteCells, InsertCells, UpdateCell
+from jupyter_mcp_ext.tools.execution import ExecuteCells
 
 
 def _cell(cid: str, source: str = "x") -> CellState:
@@ -112,3 +114,17 @@ def test_what_came_and_went_is_found_between_the_common_ends() -> None:
     big = _order(2000)
     assert came_and_went(big, [*big[:1000], "new", *big[1000:]]) == ({"new"}, set())
     assert came_and_went(big, big[:700] + big[701:]) == (set(), {"c00700"})
+
+
+def test_the_cells_a_call_is_snapshotted_in_come_from_its_arguments() -> None:
+    update = UpdateCell(path="a.ipynb", cell_id="abcd", old_string="x", new_string="y")
+    assert targets("update_cell", update) == {"abcd"}
+    assert targets("delete_cells", DeleteCells(path="a.ipynb", cell_ids=["ab12", "cd34", "ab12"])) == {
+        "ab12",
+        "cd34",
+    }
+    assert targets("insert_cells", InsertCells(path="a.ipynb", cells=[{"source": "z"}])) == set()
+    assert targets("execute_cells", ExecuteCells(path="a.ipynb", cell_ids=["ab12"])) == {"ab12"}
+    assert targets("execute_cells", ExecuteCells(path="a.ipynb", cell_ids=["ab12"], all=True)) is None
+    assert targets("clear_outputs", ClearOutputs(path="a.ipynb")) is None  # every cell
+    assert targets("clear_outputs", ClearOutputs(path="a.ipynb", cell_ids=["ab12"])) == {"ab12"}
