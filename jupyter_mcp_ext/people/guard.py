@@ -168,12 +168,14 @@ class Guard:
         )
 
     def caller(self, call: Any) -> Caller:
-        """The agent of this call, from the agent directory (which knows it already: same request)."""
-        agent = self.services.agents.agent_for(call.request, call.handler)
-        record = agent.to_json()
-        client = record.get("client") or {}
+        """The agent of this call: the one the call came in as, else from the agent directory (which
+        knows it already: same request)."""
+        agent = getattr(call, "agent", None)
+        if agent is None:
+            agent = self.services.agents.agent_for(call.request, call.handler)
+        client = agent.client or {}
         name = client.get("title") or client.get("name") or ""
-        return Caller(agent, record["id"], name, record.get("user") or "")
+        return Caller(agent, agent.id, name, agent.user or "")
 
     # -- stop --------------------------------------------------------------------------
 

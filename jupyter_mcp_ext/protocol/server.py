@@ -107,7 +107,7 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
         task: TaskHooks | None,
     ) -> types.CallToolResult:
         """Authorize and run the call: in its request, or for a task after the request has ended."""
-        call = ToolContext(services, handler, ctx, task=task, view=view.wants_view(ctx))
+        call = ToolContext(services, handler, ctx, task=task, view=view.wants_view(ctx), agent=agent)
         try:
             if handler is None:
                 raise ToolError("This call carries no Jupyter identity and was refused.")
