@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import weakref
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -329,9 +330,33 @@ class _Unready(Exception):
 
 
 def _upgrade_to_cell_ids(doc: YNotebook) -> None:
-    """Notebooks older than nbformat 4.5 lose cell ids on save; bump them as JupyterLab does."""
+    """Notebooks older than nbformat 4.5 lose cell ids on save; bump them as JupyterLab does.
+
+    Read on a notebook's first open for writing, then again only after its format keys changed
+    (a reload from disk, anyone's write): every write call opens its notebook (issue 21)."""
+    checked = _format_checked.get(doc)
+    if checked is not None and checked.current:
+        return
     meta = doc.ydoc.get("meta", type=Map)
+    if checked is None:
+        checked = _format_checked[doc] = _FormatChecked(meta)
     if int(meta.get("nbformat", 4)) == 4 and int(meta.get("nbformat_minor", 0)) < 5:
         with doc.ydoc.transaction():
             meta["nbformat_minor"] = 5
             mark_dirty(doc)
+    checked.current = True  # after the write: its own change, seen by the observer, is checked
+
+
+class _FormatChecked:
+    """Whether a notebook's format was checked since its ``meta`` keys last changed (an observer on
+    the map itself: keys set, by this server or any client; edits inside its ``metadata`` do not)."""
+
+    def __init__(self, meta: Map):
+        self.current = False
+        self._subscription = meta.observe(self._changed)
+
+    def _changed(self, _event: Any) -> None:
+        self.current = False
+
+
+_format_checked: weakref.WeakKeyDictionary[YNotebook, _FormatChecked] = weakref.WeakKeyDictionary()
