@@ -13,7 +13,7 @@ from mcp_types import Implementation
 from playwright.async_api import expect
 from traitlets.config import Config
 
-from .browser import CHROMIUM, lab_tab, with_lab
+from .browser import CHROMIUM, NO_KERNEL, lab_starts_kernel, lab_tab, with_lab
 from .keystrokes import type_until
 from .mcp_client import connect, ok
 from .test_live_editing import source_of, wait_on_disk
@@ -36,9 +36,9 @@ print("answer", answer)"""
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
+def jp_server_config(jp_server_config: Config, tmp_path: Path, request: pytest.FixtureRequest) -> Config:
     """The suite's server, plus JupyterLab itself."""
-    return with_lab(jp_server_config, tmp_path / "lab-settings")
+    return with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=lab_starts_kernel(request))
 
 
 def app_of(jp_serverapp):
@@ -51,11 +51,14 @@ def token(jp_auth_header) -> str:
     return jp_auth_header["Authorization"].split()[-1]
 
 
+@NO_KERNEL
 async def test_agent_edits_appear_in_the_open_tab_without_a_reload(
-    server_url, jp_auth_header, token, make_notebook
+    server_url, jp_auth_header, token, make_notebook, jp_serverapp
 ):
     path = make_notebook("live.ipynb", cells=["a = 1", {"cell_type": "markdown", "source": "# Notes"}])
     async with lab_tab(server_url, token, path) as tab, connect(server_url, jp_auth_header) as agent:
+        # Edits need no kernel: this tab (NO_KERNEL, tests/browser.py) started none, and says so.
+        await expect(tab.page.locator(".jp-NotebookPanel .jp-Toolbar-kernelName")).to_have_text("No Kernel")
         await expect(tab.lines(0)).to_have_text(["a = 1"])
         await expect(tab.heading(1, "Notes")).to_be_visible()
         await tab.page.evaluate("window.beforeTheAgent = true")
@@ -80,8 +83,10 @@ async def test_agent_edits_appear_in_the_open_tab_without_a_reload(
         assert await tab.page.evaluate("window.beforeTheAgent") is True
         # And the tab does not think it holds unsaved changes: the server saved the agent's edits.
         await expect(tab.page.locator(".lm-TabBar-tab.jp-mod-dirty")).to_have_count(0)
+    assert jp_serverapp.kernel_manager.list_kernel_ids() == []
 
 
+@NO_KERNEL
 async def test_the_collaborators_panel_shows_the_agent_by_name_with_its_caret(
     server_url, jp_auth_header, token, make_notebook, jp_serverapp
 ):
@@ -188,6 +193,7 @@ async def test_person_watches_the_agents_run_live_and_shares_its_kernel(
     assert prompts_while_running == ["[*]:"] * 3
 
 
+@NO_KERNEL
 async def test_a_person_typing_in_jupyterlab_keeps_every_keystroke_while_the_agent_rewrites_the_cell(
     server_url, jp_auth_header, token, make_notebook, jp_root_dir
 ):
@@ -224,6 +230,7 @@ async def test_a_person_typing_in_jupyterlab_keeps_every_keystroke_while_the_age
     assert source_of(saved[0]) == "\n".join(expected)
 
 
+@NO_KERNEL
 async def test_a_new_tab_keeps_chromiums_cache_of_jupyterlab_and_nothing_an_earlier_test_left(
     server_url, token, make_notebook
 ):

@@ -12,7 +12,7 @@ from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
 from . import shots
-from .browser import CHROMIUM, LabTab, lab_tab, with_lab
+from .browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, lab_tab, with_lab
 from .mcp_client import connect, ok
 from .test_review_marks import CLAUDE, _server_sees, button, mark, states
 
@@ -26,8 +26,8 @@ HIDE = "Hide the diff of this cell"
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, tmp_path) -> Config:
-    return with_lab(jp_server_config, tmp_path / "lab-settings")
+def jp_server_config(jp_server_config: Config, request: pytest.FixtureRequest, tmp_path) -> Config:
+    return with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=lab_starts_kernel(request))
 
 
 @pytest.fixture
@@ -44,6 +44,7 @@ def source(lines: list[str]) -> str:
     return "\n".join(lines)
 
 
+@NO_KERNEL
 async def test_show_diff_has_a_chunk_per_change_the_person_types_on_and_rejects_one_accepts_the_other(
     server_url, jp_auth_header, token, make_notebook, panel
 ):
@@ -103,6 +104,7 @@ async def test_show_diff_has_a_chunk_per_change_the_person_types_on_and_rejects_
         assert z  # the other cell was never touched
 
 
+@NO_KERNEL
 async def test_an_agent_change_while_the_diff_is_open_is_one_more_chunk_and_undo_closes_it(
     server_url, jp_auth_header, token, make_notebook, panel
 ):

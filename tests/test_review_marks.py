@@ -17,7 +17,7 @@ from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
 from . import shots
-from .browser import CHROMIUM, LabTab, lab_tab, with_lab
+from .browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, lab_tab, with_lab
 from .mcp_client import connect, ok
 
 pytestmark = pytest.mark.skipif(
@@ -46,7 +46,7 @@ WATCH = """() => {
 @pytest.fixture
 def jp_server_config(jp_server_config: Config, tmp_path: Path, request: pytest.FixtureRequest) -> Config:
     """The suite's server with JupyterLab; in the dark theme for a test whose name ends so."""
-    config = with_lab(jp_server_config, tmp_path / "lab-settings")
+    config = with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=lab_starts_kernel(request))
     if request.node.name.endswith("in_the_dark_theme"):
         overrides = tmp_path / "lab-settings" / "overrides.json"
         settings = json.loads(overrides.read_text())
@@ -77,6 +77,7 @@ async def states(panel, path: str) -> list[str]:
     return [e["review"]["state"] for e in (await panel.journal(path=path))[::-1] if e["review"]]
 
 
+@NO_KERNEL
 async def test_a_mark_appears_live_for_each_change_and_keep_removes_it_on_the_server_too(
     server_url, jp_auth_header, token, make_notebook, panel, tmp_path
 ):
@@ -120,6 +121,7 @@ async def test_a_mark_appears_live_for_each_change_and_keep_removes_it_on_the_se
         await expect(bar).to_be_hidden()
 
 
+@NO_KERNEL
 async def test_undo_in_the_cell_reverts_the_agent_and_keeps_what_the_person_typed_since(
     server_url, jp_auth_header, token, make_notebook, panel, tmp_path
 ):
@@ -148,6 +150,7 @@ async def test_undo_in_the_cell_reverts_the_agent_and_keeps_what_the_person_type
         await screenshot(tab, tmp_path, "undone")
 
 
+@NO_KERNEL
 async def test_an_undo_the_server_refuses_says_why_in_the_cell_and_changes_nothing_in_the_dark_theme(
     server_url, jp_auth_header, token, make_notebook, panel, tmp_path
 ):
@@ -221,6 +224,7 @@ async def _server_sees(agent, path: str, source: str, tries: int = 100) -> None:
     raise AssertionError(f"the server never saw {source!r}: {cells}")
 
 
+@NO_KERNEL
 async def test_a_cell_changed_by_two_agents_says_so_and_each_agent_is_kept_on_its_own_from_the_keyboard(
     server_url, jp_auth_header, token, make_notebook, panel, tmp_path
 ):
