@@ -202,13 +202,10 @@ async def keep_waiting_for_slow_documents(page: Page) -> None:
 
 
 @asynccontextmanager
-async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTab]:
-    """Open ``path`` in JupyterLab as a person would (the URL with the token), in a fresh browser.
-
-    The browser starts on a clean profile that keeps only Chromium's caches (see ``clean_profile``).
-    Yields once the notebook's first cell is on screen; closes the browser on the way out. On a
-    failure the page's console is printed, so pytest shows it with the error.
-    """
+async def chromium_tab() -> AsyncIterator[LabTab]:
+    """A fresh headless Chromium with one blank page, on a clean profile that keeps only Chromium's
+    caches (see ``clean_profile``); closed on the way out. On a failure the page's console is printed,
+    so pytest shows it with the error."""
     profile = clean_profile()
     async with async_playwright() as pw:
         context = await pw.chromium.launch_persistent_context(
@@ -225,8 +222,6 @@ async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTa
             tab = LabTab(page)
             page.on("console", lambda m: tab.console.append(f"{m.type}: {m.text}"))
             page.on("pageerror", lambda e: tab.console.append(f"pageerror: {e}"))
-            await page.goto(f"{server_url}lab/tree/{quote(path)}?token={token}")
-            await tab.cell(0).wait_for()
             yield tab
         except BaseException:
             if tab is not None:
@@ -235,3 +230,13 @@ async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTa
         finally:
             await context.close()
             _idle_profiles.append(profile)
+
+
+@asynccontextmanager
+async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTab]:
+    """Open ``path`` in JupyterLab as a person would (the URL with the token), in a fresh browser
+    (``chromium_tab``). Yields once the notebook's first cell is on screen."""
+    async with chromium_tab() as tab:
+        await tab.page.goto(f"{server_url}lab/tree/{quote(path)}?token={token}")
+        await tab.cell(0).wait_for()
+        yield tab
