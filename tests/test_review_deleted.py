@@ -3,24 +3,21 @@ over MCP: a placeholder stands where they were, naming the agent, in every perso
 reload; Restore brings the cells back at that place with their source; Keep removes the placeholder for
 everyone. The placeholder is never a cell: the shared document and the saved file do not hold it.
 Screenshots go to tests/shots.py's folder (run with ``JUPYTER_PATH=<worktree>/.jp`` to test a build of
-one's own).
-
-Both tests share one server and one JupyterLab page (tests/shared_lab.py): each opens a notebook of its
-own name, reads review states by its path, changes no setting, and closes its tab; the second person's
-tab is a browser of its own on that server."""
+one's own)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from mcp_types import Implementation
 from playwright.async_api import expect
+from traitlets.config import Config
 
 from . import shots
-from .browser import CHROMIUM, lab_tab
+from .browser import CHROMIUM, NO_KERNEL, lab_starts_kernel, lab_tab, with_lab
 from .mcp_client import connect, ok
-from .shared_lab import SHARED, shared_lab_fixture, shared_panel_fixture  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"
@@ -30,18 +27,28 @@ CLAUDE = Implementation(name="claude-code", title="Claude Code", version="2.0")
 PLACEHOLDER = ".jp-NotebookPanel .jp-mcp-DeletedCells"
 
 
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, request: pytest.FixtureRequest, tmp_path: Path) -> Config:
+    return with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=lab_starts_kernel(request))
+
+
+@pytest.fixture
+def token(jp_auth_header) -> str:
+    return jp_auth_header["Authorization"].split()[-1]
+
+
 async def states(panel, path: str) -> list[str]:
     return [e["review"]["state"] for e in (await panel.journal(path=path))[::-1] if e["review"]]
 
 
-@SHARED
+@NO_KERNEL
 async def test_a_deleted_cell_leaves_a_placeholder_where_it_was_that_a_reload_keeps_and_restore_undoes(
-    shared_lab, shared_panel
+    server_url, jp_auth_header, token, make_notebook, panel, jp_root_dir
 ):
-    path = shared_lab.make_notebook("del.ipynb", cells=["a = 1", "b = 2", "c = 3"])
+    path = make_notebook("del.ipynb", cells=["a = 1", "b = 2", "c = 3"])
     async with (
-        shared_lab.notebook(path) as tab,
-        connect(shared_lab.url, shared_lab.auth, client_info=CLAUDE) as agent,
+        lab_tab(server_url, token, path) as tab,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
     ):
         _, b, _ = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         reads: list[str] = []  # the marks' reads of the notebook's journal from now on
@@ -68,21 +75,21 @@ async def test_a_deleted_cell_leaves_a_placeholder_where_it_was_that_a_reload_ke
         await expect(tab.cells).to_have_count(3)
         await expect(tab.lines(1)).to_have_text(["b = 2"])
         await expect(placeholder).to_have_count(0)
-        assert await states(shared_panel, path) == ["undone"]
+        assert await states(panel, path) == ["undone"]
         cells = (await ok(agent, "get_notebook", path=path))["cells"]
         assert [c["id"] for c in cells][1] == b
         await shots.keep(tab.page.locator(".jp-NotebookPanel:visible"), "deleted-restored")
 
 
-@SHARED
+@NO_KERNEL
 async def test_keep_removes_the_placeholder_of_cells_deleted_together_for_every_person_and_no_file_holds_it(
-    shared_lab, shared_panel
+    server_url, jp_auth_header, token, make_notebook, panel, jp_root_dir
 ):
-    path = shared_lab.make_notebook("keep.ipynb", cells=["a = 1", "b = 2", "c = 3", "d = 4"])
+    path = make_notebook("keep.ipynb", cells=["a = 1", "b = 2", "c = 3", "d = 4"])
     async with (
-        shared_lab.notebook(path) as tab,
-        lab_tab(shared_lab.url, shared_lab.token, path) as other,
-        connect(shared_lab.url, shared_lab.auth, client_info=CLAUDE) as agent,
+        lab_tab(server_url, token, path) as tab,
+        lab_tab(server_url, token, path) as other,
+        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
     ):
         _, b, c, _ = (cell["id"] for cell in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "delete_cells", path=path, cell_ids=[b, c])
@@ -97,7 +104,7 @@ async def test_keep_removes_the_placeholder_of_cells_deleted_together_for_every_
         await tab.page.locator(PLACEHOLDER).get_by_role("button", name="Keep the cells deleted").click()
         await expect(tab.page.locator(PLACEHOLDER)).to_have_count(0)
         await expect(other.page.locator(PLACEHOLDER)).to_have_count(0)  # the other person's tab too
-        assert await states(shared_panel, path) == ["kept"]
+        assert await states(panel, path) == ["kept"]
         await expect(bar).to_be_hidden()
         await expect(tab.cells).to_have_count(2)
 
@@ -106,7 +113,7 @@ async def test_keep_removes_the_placeholder_of_cells_deleted_together_for_every_
         assert [cell["source"] for cell in live] == ["a = 1", "d = 4"]
 
         async def saved() -> bool:
-            return len(json.loads((shared_lab.root / path).read_text())["cells"]) == 2
+            return len(json.loads((jp_root_dir / path).read_text())["cells"]) == 2
 
-        await shared_panel.until(saved, timeout=30)
-        assert "DeletedCells" not in (shared_lab.root / path).read_text()
+        await panel.until(saved, timeout=30)
+        assert "DeletedCells" not in (jp_root_dir / path).read_text()
