@@ -1,16 +1,17 @@
 """One JupyterLab for a test file: a server in a process of its own, and one Chromium page on it in which
 each test opens its own notebook, as a person opens one notebook after another in the same tab.
 
-Loading JupyterLab is most of a browser test's cost (about 9 CPU-s here, Chromium's compiling and
-laying out of its bundle, against about 1 for the server's start and 2 for Chromium's); a file whose
-tests can share one server and one page pays it once. They can where each test:
+Each test that shares them skips a server's start, a Chromium's and a load of JupyterLab: about 3-5
+CPU-s less here than a test of its own, the first one paying for the server's process instead (so it
+pays off from three tests on; a file whose tests open a second browser anyway gains nothing). Tests
+can share them where each one:
 - works on a notebook of its own name, and reads the journal and review states by that path (the
   server's journal, review states and rooms are shared; its agents' sessions end with the test);
 - changes no server-wide state: not the policy, no setting, no "stop all agents";
 - leaves no tab open (``SharedLab.notebook`` closes every tab after it, so the next test's locators see
   its notebook only), and runs in the file's event loop (``SHARED``), where the page lives.
-A test that needs a server or a setting of its own (a theme, a kernel its tab starts, a second person)
-keeps ``lab_tab`` on pytest-jupyter's server.
+A test that needs a server or a setting of its own (a theme, a kernel its tab starts, the server's
+objects in-process) keeps ``lab_tab`` on pytest-jupyter's server.
 
 The server runs as a person runs it (``lab_server``): JupyterLab, collaboration, this extension, its
 journal in a file; notebooks open without a kernel (``LabApp.notebook_starts_kernel``): an agent's run
