@@ -2,8 +2,8 @@
 each test opens its own notebook, as a person opens one notebook after another in the same tab.
 
 Each test that shares them skips a server's start, a Chromium's and a load of JupyterLab: about 3-5
-CPU-s less here than a test of its own, the first one paying for the server's process instead (so it
-pays off from three tests on; a file whose tests open a second browser anyway gains nothing). Tests
+CPU-s less here than a test of its own, the first one paying for the server's process instead (two
+tests gain a little, more gain more; a file whose tests open a second browser anyway gains nothing). Tests
 can share them where each one:
 - works on a notebook of its own name, and reads the journal and review states by that path (the
   server's journal, review states and rooms are shared; its agents' sessions end with the test);
