@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
 from playwright.async_api import Locator, Page, async_playwright, expect
 from tornado.netutil import bind_sockets
 from tornado.testing import bind_unused_port
@@ -54,8 +55,12 @@ TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)
 
 
-def with_lab(config: Config, settings_dir: Path) -> Config:
+def with_lab(config: Config, settings_dir: Path, *, starts_kernel: bool = True) -> Config:
     """``config`` (the suite's server) plus JupyterLab, serving the installed front-end extensions, offline.
+
+    ``starts_kernel=False`` is JupyterLab's own ``LabApp.notebook_starts_kernel``: a notebook the
+    person opens gets no kernel of its own (it still joins a session that runs for it), as for a test
+    that runs no code in it; see ``lab_starts_kernel``.
 
     ``settings_dir`` receives JupyterLab's settings overrides: no news prompt (a toast over the
     notebook) and no build check or extension manager reaching out to the network. Beside it go the
@@ -79,6 +84,7 @@ def with_lab(config: Config, settings_dir: Path) -> Config:
                     "user_settings_dir": str(settings_dir.parent / "lab-user-settings"),
                     "news_url": None,
                     "extension_manager": "readonly",
+                    "notebook_starts_kernel": starts_kernel,
                 },
                 "ServerApp": {
                     "tornado_settings": {"page_config_data": {"buildCheck": False, "buildAvailable": False}}
@@ -87,6 +93,18 @@ def with_lab(config: Config, settings_dir: Path) -> Config:
         )
     )
     return merged
+
+
+# A test that runs no code in the notebooks it opens marks itself ``@NO_KERNEL``: JupyterLab then
+# opens them without starting a kernel (about 5 CPU-s each here: a Python process, and the tab's
+# kernel connection). A test whose agent runs code keeps the kernel the person's tab starts, as a
+# person's JupyterLab does by default, and the agent runs in it.
+NO_KERNEL = pytest.mark.lab_starts_no_kernel
+
+
+def lab_starts_kernel(request: pytest.FixtureRequest) -> bool:
+    """False for a test marked ``@NO_KERNEL``: the ``starts_kernel`` of ``with_lab``."""
+    return request.node.get_closest_marker(NO_KERNEL.name) is None
 
 
 # -- Chromium's cache of JupyterLab's files, kept from one test to the next -------------------------
@@ -184,13 +202,10 @@ async def keep_waiting_for_slow_documents(page: Page) -> None:
 
 
 @asynccontextmanager
-async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTab]:
-    """Open ``path`` in JupyterLab as a person would (the URL with the token), in a fresh browser.
-
-    The browser starts on a clean profile that keeps only Chromium's caches (see ``clean_profile``).
-    Yields once the notebook's first cell is on screen; closes the browser on the way out. On a
-    failure the page's console is printed, so pytest shows it with the error.
-    """
+async def chromium_tab() -> AsyncIterator[LabTab]:
+    """A fresh headless Chromium with one blank page, on a clean profile that keeps only Chromium's
+    caches (see ``clean_profile``); closed on the way out. On a failure the page's console is printed,
+    so pytest shows it with the error."""
     profile = clean_profile()
     async with async_playwright() as pw:
         context = await pw.chromium.launch_persistent_context(
@@ -207,8 +222,6 @@ async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTa
             tab = LabTab(page)
             page.on("console", lambda m: tab.console.append(f"{m.type}: {m.text}"))
             page.on("pageerror", lambda e: tab.console.append(f"pageerror: {e}"))
-            await page.goto(f"{server_url}lab/tree/{quote(path)}?token={token}")
-            await tab.cell(0).wait_for()
             yield tab
         except BaseException:
             if tab is not None:
@@ -217,3 +230,13 @@ async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTa
         finally:
             await context.close()
             _idle_profiles.append(profile)
+
+
+@asynccontextmanager
+async def lab_tab(server_url: str, token: str, path: str) -> AsyncIterator[LabTab]:
+    """Open ``path`` in JupyterLab as a person would (the URL with the token), in a fresh browser
+    (``chromium_tab``). Yields once the notebook's first cell is on screen."""
+    async with chromium_tab() as tab:
+        await tab.page.goto(f"{server_url}lab/tree/{quote(path)}?token={token}")
+        await tab.cell(0).wait_for()
+        yield tab

@@ -165,6 +165,39 @@ def _new_cell(spec: CellSpec) -> nbformat.NotebookNode:
     return factory(**fields)
 
 
+def write_notebook(
+    root: Path,
+    path: str,
+    cells: Sequence[CellSpec] = (),
+    minor: int = 5,
+    metadata: Mapping[str, Any] | None = None,
+) -> str:
+    """Write a notebook under ``root``; returns its API path (relative, ``/``-separated): see
+    ``make_notebook``, which writes under the test server's root."""
+    nb = nbformat.v4.new_notebook(cells=[_new_cell(c) for c in cells])
+    nb.nbformat_minor = minor
+    nb.metadata = nbformat.from_dict(
+        dict(metadata)
+        if metadata is not None
+        else {
+            "kernelspec": {
+                "name": "python3",
+                "display_name": "Python 3 (ipykernel)",
+                "language": "python",
+            },
+            "language_info": {"name": "python"},
+        }
+    )
+    if minor < 5:
+        for cell in nb.cells:
+            cell.pop("id", None)
+    nbformat.validate(nb)
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(nbformat.writes(nb, version=4), encoding="utf-8")
+    return Path(path).as_posix()
+
+
 @pytest.fixture
 def make_notebook(jp_root_dir: Path) -> Iterator[MakeNotebook]:
     """Write a notebook under ``jp_root_dir``; returns its API path (relative, ``/``-separated).
@@ -173,37 +206,7 @@ def make_notebook(jp_root_dir: Path) -> Iterator[MakeNotebook]:
     With ``minor < 5`` cell ids are dropped, as older files on disk have none.
     Write files before a peer opens them: once a room is open, a direct write reloads it.
     """
-
-    def _make(
-        path: str,
-        cells: Sequence[CellSpec] = (),
-        minor: int = 5,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> str:
-        nb = nbformat.v4.new_notebook(cells=[_new_cell(c) for c in cells])
-        nb.nbformat_minor = minor
-        nb.metadata = nbformat.from_dict(
-            dict(metadata)
-            if metadata is not None
-            else {
-                "kernelspec": {
-                    "name": "python3",
-                    "display_name": "Python 3 (ipykernel)",
-                    "language": "python",
-                },
-                "language_info": {"name": "python"},
-            }
-        )
-        if minor < 5:
-            for cell in nb.cells:
-                cell.pop("id", None)
-        nbformat.validate(nb)
-        target = jp_root_dir / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(nbformat.writes(nb, version=4), encoding="utf-8")
-        return Path(path).as_posix()
-
-    yield _make
+    yield functools.partial(write_notebook, jp_root_dir)
 
 
 @pytest.fixture

@@ -1,5 +1,11 @@
 """What a person sees in JupyterLab while an agent works: a real JupyterLab in headless Chromium,
-the agent an MCP client over HTTP, both on the same notebook."""
+the agent an MCP client over HTTP, both on the same notebook.
+
+The ``@SHARED`` tests share one server and one JupyterLab page (tests/shared_lab.py): each opens a
+notebook of its own name, its agent's session ends with it, none runs code or changes a setting, and
+each closes its tab (the collaborators panel it opened may stay open in the sidebar: no later test
+looks there). The others need a server of their own: the kernel test reads the server's kernels and
+sessions in-process, the cache test starts fresh browsers, the workspace tests follow each other."""
 
 from __future__ import annotations
 
@@ -13,9 +19,10 @@ from mcp_types import Implementation
 from playwright.async_api import expect
 from traitlets.config import Config
 
-from .browser import CHROMIUM, lab_tab, with_lab
+from .browser import CHROMIUM, NO_KERNEL, lab_starts_kernel, lab_tab, with_lab
 from .keystrokes import type_until
 from .mcp_client import connect, ok
+from .shared_lab import SHARED, shared_lab_fixture, shared_panel_fixture  # noqa: F401  (fixtures)
 from .test_live_editing import source_of, wait_on_disk
 
 pytestmark = pytest.mark.skipif(
@@ -36,14 +43,9 @@ print("answer", answer)"""
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
+def jp_server_config(jp_server_config: Config, tmp_path: Path, request: pytest.FixtureRequest) -> Config:
     """The suite's server, plus JupyterLab itself."""
-    return with_lab(jp_server_config, tmp_path / "lab-settings")
-
-
-def app_of(jp_serverapp):
-    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
-    return app
+    return with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=lab_starts_kernel(request))
 
 
 @pytest.fixture
@@ -51,11 +53,14 @@ def token(jp_auth_header) -> str:
     return jp_auth_header["Authorization"].split()[-1]
 
 
-async def test_agent_edits_appear_in_the_open_tab_without_a_reload(
-    server_url, jp_auth_header, token, make_notebook
-):
-    path = make_notebook("live.ipynb", cells=["a = 1", {"cell_type": "markdown", "source": "# Notes"}])
-    async with lab_tab(server_url, token, path) as tab, connect(server_url, jp_auth_header) as agent:
+@SHARED
+async def test_agent_edits_appear_in_the_open_tab_without_a_reload(shared_lab, shared_panel):
+    path = shared_lab.make_notebook(
+        "live.ipynb", cells=["a = 1", {"cell_type": "markdown", "source": "# Notes"}]
+    )
+    async with shared_lab.notebook(path) as tab, connect(shared_lab.url, shared_lab.auth) as agent:
+        # Edits need no kernel: this tab (tests/shared_lab.py) started none, and says so.
+        await expect(tab.page.locator(".jp-NotebookPanel .jp-Toolbar-kernelName")).to_have_text("No Kernel")
         await expect(tab.lines(0)).to_have_text(["a = 1"])
         await expect(tab.heading(1, "Notes")).to_be_visible()
         await tab.page.evaluate("window.beforeTheAgent = true")
@@ -80,17 +85,17 @@ async def test_agent_edits_appear_in_the_open_tab_without_a_reload(
         assert await tab.page.evaluate("window.beforeTheAgent") is True
         # And the tab does not think it holds unsaved changes: the server saved the agent's edits.
         await expect(tab.page.locator(".lm-TabBar-tab.jp-mod-dirty")).to_have_count(0)
+    assert (await shared_panel.http.get(f"{shared_lab.url}api/kernels")).json() == []
 
 
-async def test_the_collaborators_panel_shows_the_agent_by_name_with_its_caret(
-    server_url, jp_auth_header, token, make_notebook, jp_serverapp
-):
-    path = make_notebook("work/team.ipynb", cells=["a = 1", "b = 2"])
+@SHARED
+async def test_the_collaborators_panel_shows_the_agent_by_name_with_its_caret(shared_lab, shared_panel):
+    path = shared_lab.make_notebook("work/team.ipynb", cells=["a = 1", "b = 2"])
     client = Implementation(name="claude-code", version="2.1.0", title="Claude Code")
-    async with lab_tab(server_url, token, path) as tab:
+    async with shared_lab.notebook(path) as tab:
         await tab.page.locator('.jp-SideBar .lm-TabBar-tab[data-id="jp-collaboration-panel"]').click()
         panel = tab.page.locator("#jp-collaboration-panel")
-        async with connect(server_url, jp_auth_header, client_info=client) as agent:
+        async with connect(shared_lab.url, shared_lab.auth, client_info=client) as agent:
             ids = [c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"]]
             await ok(agent, "update_cell", path=path, cell_id=ids[1], source="b = 3")
             await expect(tab.lines(1)).to_have_text(["b = 3"])
@@ -99,7 +104,8 @@ async def test_the_collaborators_panel_shows_the_agent_by_name_with_its_caret(
             await panel.get_by_text("Claude Code (agent)").click()  # unfolds the documents it has open
             await expect(panel.get_by_text("work/team.ipynb")).to_be_visible()
             # Its caret, in its colour, in the cell it edited, and only there.
-            (record,) = [a.to_json() for a in app_of(jp_serverapp).services.agents.all()]
+            sessions = (await shared_panel.get("sessions"))["sessions"]
+            (record,) = [s for s in sessions if s["client"]["name"] == "claude-code"]
             caret = tab.cell(1).locator(".jp-remote-cursor")
             await expect(caret).to_have_count(1)
             red, green, blue = (int(record["color"][i : i + 2], 16) for i in (1, 3, 5))
@@ -188,12 +194,13 @@ async def test_person_watches_the_agents_run_live_and_shares_its_kernel(
     assert prompts_while_running == ["[*]:"] * 3
 
 
+@SHARED
 async def test_a_person_typing_in_jupyterlab_keeps_every_keystroke_while_the_agent_rewrites_the_cell(
-    server_url, jp_auth_header, token, make_notebook, jp_root_dir
+    shared_lab,
 ):
-    path = make_notebook("typing.ipynb", cells=["total = 0\nfor x in range(3):\n    total += x"])
+    path = shared_lab.make_notebook("typing.ipynb", cells=["total = 0\nfor x in range(3):\n    total += x"])
     note = "  # a person types this"
-    async with lab_tab(server_url, token, path) as tab, connect(server_url, jp_auth_header) as agent:
+    async with shared_lab.notebook(path) as tab, connect(shared_lab.url, shared_lab.auth) as agent:
         await expect(tab.lines(0)).to_have_count(3)
         (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
         # The person clicks at the end of line 1 and types at 20 keys a second, and goes on typing
@@ -220,10 +227,11 @@ async def test_a_person_typing_in_jupyterlab_keeps_every_keystroke_while_the_age
         live = (await ok(agent, "read_cells", path=path))["cells"][0]["source"]
         assert live.split("\n") == expected
 
-    saved = await wait_on_disk(jp_root_dir, path, lambda cells: source_of(cells[0]) == live, timeout=15)
+    saved = await wait_on_disk(shared_lab.root, path, lambda cells: source_of(cells[0]) == live, timeout=15)
     assert source_of(saved[0]) == "\n".join(expected)
 
 
+@NO_KERNEL
 async def test_a_new_tab_keeps_chromiums_cache_of_jupyterlab_and_nothing_an_earlier_test_left(
     server_url, token, make_notebook
 ):

@@ -290,7 +290,7 @@ class TestInJupyterLab:
     def jp_server_config(self, jp_server_config, tmp_path: Path):
         from .browser import with_lab
 
-        return with_lab(jp_server_config, tmp_path / "lab-settings")
+        return with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=False)  # it runs no code
 
     async def test_the_agents_first_insert_replaces_the_blank_cell_jupyterlab_shows(
         self, server_url, jp_auth_header, jp_root_dir: Path

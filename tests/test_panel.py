@@ -15,7 +15,7 @@ from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
 from . import shots
-from .browser import CHROMIUM, LabTab, lab_tab, with_lab
+from .browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, lab_tab, with_lab
 from .mcp_client import call, connect, ok, text
 from .panel import PanelAPI
 from .yclient import YPeer
@@ -32,9 +32,9 @@ needs_presence = pytest.mark.skipif(
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
+def jp_server_config(jp_server_config: Config, tmp_path: Path, request: pytest.FixtureRequest) -> Config:
     """The suite's server, plus JupyterLab itself."""
-    return with_lab(jp_server_config, tmp_path / "lab-settings")
+    return with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=lab_starts_kernel(request))
 
 
 @pytest.fixture
@@ -116,6 +116,7 @@ async def test_feed_lists_each_call_its_diff_and_revert_restores_the_cell(
         await screenshot(tab, tmp_path, "feed-reverted")
 
 
+@NO_KERNEL
 async def test_an_error_stands_out_and_a_click_opens_the_notebook_at_the_cell(
     server_url, jp_auth_header, token, make_notebook, tmp_path
 ):
@@ -141,6 +142,7 @@ async def test_an_error_stands_out_and_a_click_opens_the_notebook_at_the_cell(
         await expect(active).to_be_in_viewport()
 
 
+@NO_KERNEL
 async def test_the_copied_claude_code_command_is_the_endpoint_url_alone(
     server_url, token, make_notebook, tmp_path
 ):
@@ -342,6 +344,7 @@ async def test_stop_is_a_palette_command(server_url, jp_auth_header, token, make
         await screenshot(tab, tmp_path, "palette-stop")
 
 
+@NO_KERNEL
 async def test_a_cell_an_agent_works_in_shows_its_name_and_colour(
     server_url, jp_auth_header, token, make_notebook, tmp_path
 ):

@@ -30,7 +30,7 @@ SHOWN = "Nightly report⟨U+200B⟩"
 
 @pytest.fixture
 def jp_server_config(jp_server_config: Config, tmp_path) -> Config:
-    return with_lab(jp_server_config, tmp_path / "lab-settings")
+    return with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=False)  # it runs no code
 
 
 @pytest.fixture

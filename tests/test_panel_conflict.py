@@ -28,7 +28,7 @@ def jp_server_config(jp_server_config: Config, tmp_path: Path, monkeypatch: pyte
     modules.mkdir()
     (modules / f"{FIRST}.py").write_text(OTHER)
     monkeypatch.syspath_prepend(str(modules))
-    config = with_lab(jp_server_config, tmp_path / "lab-settings")
+    config = with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=False)  # it runs no code
     config.ServerApp.jpserver_extensions = {**config.ServerApp.jpserver_extensions, FIRST: True}
     if (BUILT / "package.json").is_file():
         ours = tmp_path / "labextensions"

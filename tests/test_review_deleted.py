@@ -16,7 +16,7 @@ from playwright.async_api import expect
 from traitlets.config import Config
 
 from . import shots
-from .browser import CHROMIUM, lab_tab, with_lab
+from .browser import CHROMIUM, NO_KERNEL, lab_starts_kernel, lab_tab, with_lab
 from .mcp_client import connect, ok
 
 pytestmark = pytest.mark.skipif(
@@ -28,8 +28,8 @@ PLACEHOLDER = ".jp-NotebookPanel .jp-mcp-DeletedCells"
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
-    return with_lab(jp_server_config, tmp_path / "lab-settings")
+def jp_server_config(jp_server_config: Config, request: pytest.FixtureRequest, tmp_path: Path) -> Config:
+    return with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=lab_starts_kernel(request))
 
 
 @pytest.fixture
@@ -41,6 +41,7 @@ async def states(panel, path: str) -> list[str]:
     return [e["review"]["state"] for e in (await panel.journal(path=path))[::-1] if e["review"]]
 
 
+@NO_KERNEL
 async def test_a_deleted_cell_leaves_a_placeholder_where_it_was_that_a_reload_keeps_and_restore_undoes(
     server_url, jp_auth_header, token, make_notebook, panel, jp_root_dir
 ):
@@ -80,6 +81,7 @@ async def test_a_deleted_cell_leaves_a_placeholder_where_it_was_that_a_reload_ke
         await shots.keep(tab.page.locator(".jp-NotebookPanel:visible"), "deleted-restored")
 
 
+@NO_KERNEL
 async def test_keep_removes_the_placeholder_of_cells_deleted_together_for_every_person_and_no_file_holds_it(
     server_url, jp_auth_header, token, make_notebook, panel, jp_root_dir
 ):

@@ -3,17 +3,20 @@ agent over MCP: "Show diff" turns the cell's own editor into a merge view of the
 chunk per changed place; the person types on in it and the text reaches the server; Reject puts the
 original back there (a person's edit through the shared document), Accept keeps the agent's text;
 with every chunk settled the editor is itself again, and Keep settles the change on the server.
-Run with ``JUPYTER_PATH=<worktree>/.jp`` to test a build of one's own."""
+Run with ``JUPYTER_PATH=<worktree>/.jp`` to test a build of one's own.
+
+Both tests share one server and one JupyterLab page (tests/shared_lab.py): each opens a notebook of
+its own name, reads review states by its path, changes no setting, and closes its tab."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.async_api import Locator, expect
-from traitlets.config import Config
 
 from . import shots
-from .browser import CHROMIUM, LabTab, lab_tab, with_lab
+from .browser import CHROMIUM, LabTab
 from .mcp_client import connect, ok
+from .shared_lab import SHARED, shared_lab_fixture, shared_panel_fixture  # noqa: F401  (fixtures)
 from .test_review_marks import CLAUDE, _server_sees, button, mark, states
 
 pytestmark = pytest.mark.skipif(
@@ -25,16 +28,6 @@ SHOW = "Show the agent change in this cell as a diff"
 HIDE = "Hide the diff of this cell"
 
 
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, tmp_path) -> Config:
-    return with_lab(jp_server_config, tmp_path / "lab-settings")
-
-
-@pytest.fixture
-def token(jp_auth_header) -> str:
-    return jp_auth_header["Authorization"].split()[-1]
-
-
 def chunks(tab: LabTab, index: int) -> Locator:
     """The merge view's deleted-text blocks in a cell, one per chunk (each with Accept and Reject)."""
     return tab.cell(index).locator(".cm-deletedChunk")
@@ -44,13 +37,14 @@ def source(lines: list[str]) -> str:
     return "\n".join(lines)
 
 
+@SHARED
 async def test_show_diff_has_a_chunk_per_change_the_person_types_on_and_rejects_one_accepts_the_other(
-    server_url, jp_auth_header, token, make_notebook, panel
+    shared_lab, shared_panel
 ):
-    path = make_notebook("diff.ipynb", cells=[source(LINES), "z = 0"])
+    path = shared_lab.make_notebook("diff.ipynb", cells=[source(LINES), "z = 0"])
     async with (
-        lab_tab(server_url, token, path) as tab,
-        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+        shared_lab.notebook(path) as tab,
+        connect(shared_lab.url, shared_lab.auth, client_info=CLAUDE) as agent,
     ):
         a, z = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "update_cell", path=path, cell_id=a, old_string="a = 1", new_string="a = 10")
@@ -94,22 +88,24 @@ async def test_show_diff_has_a_chunk_per_change_the_person_types_on_and_rejects_
         await expect(button(mark(tab, 0), SHOW)).to_have_attribute("aria-pressed", "false")
         await shots.keep(tab.cell(0), "diff-settled")
         await _server_sees(agent, path, source(rejected))  # Accept changed no text
-        assert await states(panel, path) == ["pending", "pending"]  # a diff settles nothing on the server
+        # A diff settles nothing on the server.
+        assert await states(shared_panel, path) == ["pending", "pending"]
 
         await button(mark(tab, 0), "Keep the agent change in this cell").click()
         await expect(mark(tab, 0)).to_have_count(0)
-        assert await states(panel, path) == ["kept", "kept"]
+        assert await states(shared_panel, path) == ["kept", "kept"]
         await expect(tab.lines(0)).to_have_text(rejected)
         assert z  # the other cell was never touched
 
 
+@SHARED
 async def test_an_agent_change_while_the_diff_is_open_is_one_more_chunk_and_undo_closes_it(
-    server_url, jp_auth_header, token, make_notebook, panel
+    shared_lab, shared_panel
 ):
-    path = make_notebook("live.ipynb", cells=[source(LINES)])
+    path = shared_lab.make_notebook("live.ipynb", cells=[source(LINES)])
     async with (
-        lab_tab(server_url, token, path) as tab,
-        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+        shared_lab.notebook(path) as tab,
+        connect(shared_lab.url, shared_lab.auth, client_info=CLAUDE) as agent,
     ):
         (a,) = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "update_cell", path=path, cell_id=a, old_string="a = 1", new_string="a = 10")
@@ -126,7 +122,7 @@ async def test_an_agent_change_while_the_diff_is_open_is_one_more_chunk_and_undo
         await expect(chunks(tab, 0)).to_have_count(0)
         await expect(tab.cell(0).locator(".jp-mcp-mod-diffOpen")).to_have_count(0)
         await expect(mark(tab, 0)).to_have_count(0)
-        assert await states(panel, path) == ["undone", "undone"]
+        assert await states(shared_panel, path) == ["undone", "undone"]
 
         # Hide diff, and a diff with nothing in it, from the keyboard.
         await ok(agent, "update_cell", path=path, cell_id=a, old_string="b = 2", new_string="b = 20")

@@ -2,7 +2,12 @@
 a real agent over MCP: a cell an agent changed shows a mark live, with Keep and Undo; Undo keeps what
 the person typed since, and says why when it cannot; the review bar counts what waits, with Keep all
 and Undo all. The server's journal is checked after each click. Each test leaves a screenshot of the
-notebook in its tmp dir (run with ``JUPYTER_PATH=<worktree>/.jp`` to test a build of one's own)."""
+notebook in its tmp dir (run with ``JUPYTER_PATH=<worktree>/.jp`` to test a build of one's own).
+
+The ``@SHARED`` tests share one server and one JupyterLab page (tests/shared_lab.py): each opens a
+notebook of its own name, reads review states by its path (its agents' sessions end with it), changes
+no setting, and closes its tab. The dark-theme test has a server and browser of its own: a theme is a
+setting."""
 
 from __future__ import annotations
 
@@ -17,8 +22,9 @@ from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
 from . import shots
-from .browser import CHROMIUM, LabTab, lab_tab, with_lab
+from .browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, lab_tab, with_lab
 from .mcp_client import connect, ok
+from .shared_lab import SHARED, shared_lab_fixture, shared_panel_fixture  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"
@@ -46,7 +52,7 @@ WATCH = """() => {
 @pytest.fixture
 def jp_server_config(jp_server_config: Config, tmp_path: Path, request: pytest.FixtureRequest) -> Config:
     """The suite's server with JupyterLab; in the dark theme for a test whose name ends so."""
-    config = with_lab(jp_server_config, tmp_path / "lab-settings")
+    config = with_lab(jp_server_config, tmp_path / "lab-settings", starts_kernel=lab_starts_kernel(request))
     if request.node.name.endswith("in_the_dark_theme"):
         overrides = tmp_path / "lab-settings" / "overrides.json"
         settings = json.loads(overrides.read_text())
@@ -77,13 +83,14 @@ async def states(panel, path: str) -> list[str]:
     return [e["review"]["state"] for e in (await panel.journal(path=path))[::-1] if e["review"]]
 
 
+@SHARED
 async def test_a_mark_appears_live_for_each_change_and_keep_removes_it_on_the_server_too(
-    server_url, jp_auth_header, token, make_notebook, panel, tmp_path
+    shared_lab, shared_panel, tmp_path
 ):
-    path = make_notebook("marks.ipynb", cells=["a = 1", "b = 2"])
+    path = shared_lab.make_notebook("marks.ipynb", cells=["a = 1", "b = 2"])
     async with (
-        lab_tab(server_url, token, path) as tab,
-        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+        shared_lab.notebook(path) as tab,
+        connect(shared_lab.url, shared_lab.auth, client_info=CLAUDE) as agent,
     ):
         a, b = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await expect(tab.page.locator(MARK)).to_have_count(0)
@@ -110,23 +117,24 @@ async def test_a_mark_appears_live_for_each_change_and_keep_removes_it_on_the_se
         await button(mark(tab, 0), "Keep the agent change in this cell").click()
         await expect(mark(tab, 0)).to_have_count(0)
         await expect(bar).to_contain_text("1 cell changed by Claude Code")
-        assert await states(panel, path) == ["kept", "pending"]
+        assert await states(shared_panel, path) == ["kept", "pending"]
         await expect(tab.lines(0)).to_have_text(["a = 41"])  # a Keep changes no text
         await screenshot(tab, tmp_path, "kept")
 
         # Someone else's Keep (here through the API, as another person's panel does) clears the mark too.
-        await panel.post("keep", {"path": path})
+        await shared_panel.post("keep", {"path": path})
         await expect(tab.page.locator(MARK)).to_have_count(0)
         await expect(bar).to_be_hidden()
 
 
+@SHARED
 async def test_undo_in_the_cell_reverts_the_agent_and_keeps_what_the_person_typed_since(
-    server_url, jp_auth_header, token, make_notebook, panel, tmp_path
+    shared_lab, shared_panel, tmp_path
 ):
-    path = make_notebook("undo.ipynb", cells=["rate = 1"])
+    path = shared_lab.make_notebook("undo.ipynb", cells=["rate = 1"])
     async with (
-        lab_tab(server_url, token, path) as tab,
-        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+        shared_lab.notebook(path) as tab,
+        connect(shared_lab.url, shared_lab.auth, client_info=CLAUDE) as agent,
     ):
         (rate,) = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "update_cell", path=path, cell_id=rate, old_string="rate = 1", new_string="rate = 2")
@@ -144,10 +152,11 @@ async def test_undo_in_the_cell_reverts_the_agent_and_keeps_what_the_person_type
         await button(mark(tab, 0), "Undo the agent change in this cell").click()
         await expect(tab.lines(0)).to_have_text(["# mine", "rate = 1"])
         await expect(mark(tab, 0)).to_have_count(0)
-        assert await states(panel, path) == ["undone"]
+        assert await states(shared_panel, path) == ["undone"]
         await screenshot(tab, tmp_path, "undone")
 
 
+@NO_KERNEL
 async def test_an_undo_the_server_refuses_says_why_in_the_cell_and_changes_nothing_in_the_dark_theme(
     server_url, jp_auth_header, token, make_notebook, panel, tmp_path
 ):
@@ -175,13 +184,12 @@ async def test_an_undo_the_server_refuses_says_why_in_the_cell_and_changes_nothi
         await screenshot(tab, tmp_path, "refused-dark")
 
 
-async def test_keep_all_and_undo_all_from_the_review_bar(
-    server_url, jp_auth_header, token, make_notebook, panel, tmp_path
-):
-    path = make_notebook("all.ipynb", cells=["a = 1", "b = 2", "c = 3"])
+@SHARED
+async def test_keep_all_and_undo_all_from_the_review_bar(shared_lab, shared_panel, tmp_path):
+    path = shared_lab.make_notebook("all.ipynb", cells=["a = 1", "b = 2", "c = 3"])
     async with (
-        lab_tab(server_url, token, path) as tab,
-        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
+        shared_lab.notebook(path) as tab,
+        connect(shared_lab.url, shared_lab.auth, client_info=CLAUDE) as agent,
     ):
         a, b, c = (cell["id"] for cell in (await ok(agent, "get_notebook", path=path))["cells"])
         await ok(agent, "update_cell", path=path, cell_id=a, old_string="1", new_string="10")
@@ -195,7 +203,7 @@ async def test_keep_all_and_undo_all_from_the_review_bar(
         await expect(tab.lines(0)).to_have_text(["a = 1"])
         await expect(tab.lines(1)).to_have_text(["b = 2"])
         await expect(bar).to_be_hidden()
-        assert await states(panel, path) == ["undone"] * 3
+        assert await states(shared_panel, path) == ["undone"] * 3
 
         # A run is marked "ran by", with Keep and no Undo (outputs are not undone).
         await ok(agent, "update_cell", path=path, cell_id=c, old_string="3", new_string="30")
@@ -207,7 +215,7 @@ async def test_keep_all_and_undo_all_from_the_review_bar(
         await button(bar, "Keep all agent changes in this notebook").click()
         await expect(bar).to_be_hidden()
         await expect(tab.page.locator(MARK)).to_have_count(0)
-        assert (await states(panel, path))[3:] == ["kept", "kept"]
+        assert (await states(shared_panel, path))[3:] == ["kept", "kept"]
         await expect(tab.lines(2)).to_have_text(["c = 30"])
 
 
@@ -221,15 +229,16 @@ async def _server_sees(agent, path: str, source: str, tries: int = 100) -> None:
     raise AssertionError(f"the server never saw {source!r}: {cells}")
 
 
+@SHARED
 async def test_a_cell_changed_by_two_agents_says_so_and_each_agent_is_kept_on_its_own_from_the_keyboard(
-    server_url, jp_auth_header, token, make_notebook, panel, tmp_path
+    shared_lab, shared_panel, tmp_path
 ):
-    path = make_notebook("two.ipynb", cells=["x = 1", "y = 1", "z = 1"])
+    path = shared_lab.make_notebook("two.ipynb", cells=["x = 1", "y = 1", "z = 1"])
     codex = Implementation(name="codex", title="Codex", version="1")
     async with (
-        lab_tab(server_url, token, path) as tab,
-        connect(server_url, jp_auth_header, client_info=CLAUDE) as claude,
-        connect(server_url, jp_auth_header, client_info=codex) as other,
+        shared_lab.notebook(path) as tab,
+        connect(shared_lab.url, shared_lab.auth, client_info=CLAUDE) as claude,
+        connect(shared_lab.url, shared_lab.auth, client_info=codex) as other,
     ):
         x, _, z = (c["id"] for c in (await ok(claude, "get_notebook", path=path))["cells"])
         await ok(claude, "update_cell", path=path, cell_id=x, old_string="x = 1", new_string="x = 2")
@@ -245,7 +254,7 @@ async def test_a_cell_changed_by_two_agents_says_so_and_each_agent_is_kept_on_it
         await button(bar, "Keep the changes of Codex").click()
         await expect(mark(tab, 0)).to_contain_text("Claude Code changed this")
         await expect(mark(tab, 2)).to_have_count(0)
-        assert await states(panel, path) == ["pending", "kept", "kept"]
+        assert await states(shared_panel, path) == ["pending", "kept", "kept"]
 
         # From the keyboard: the next change (command mode, Alt+Down), then Keep from the palette.
         await tab.cell(1).locator(".jp-InputPrompt").click()
@@ -258,4 +267,4 @@ async def test_a_cell_changed_by_two_agents_says_so_and_each_agent_is_kept_on_it
         await tab.page.keyboard.press("Enter")
         await expect(tab.page.locator(MARK)).to_have_count(0)
         await expect(bar).to_be_hidden()
-        assert await states(panel, path) == ["kept", "kept", "kept"]
+        assert await states(shared_panel, path) == ["kept", "kept", "kept"]

@@ -7,24 +7,19 @@ Restore brings the deleted cell back. Screenshots go to tests/shots.py's folder.
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 import pytest
 from mcp_types import Implementation
 from playwright.async_api import Locator, expect
-from traitlets.config import Config
 
 from . import shots
-from .browser import CHROMIUM, LabTab, lab_tab, with_lab
+from .browser import CHROMIUM, LabTab, lab_tab
 from .mcp_client import connect, ok
 from .panel import PanelAPI
-from .server_process import server_process
-from .test_cli import HERE, TOKEN, free_port
+from .shared_lab import lab_server
+from .test_cli import TOKEN
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"
@@ -36,38 +31,6 @@ MARK = ".jp-mcp-ReviewMark"
 PLACEHOLDER = ".jp-NotebookPanel .jp-mcp-DeletedCells"
 UNDO = "Undo the agent change in this cell"
 RESTORE = "Restore the deleted cells here"
-
-
-@contextmanager
-def server(work: Path) -> Iterator[str]:
-    """A Jupyter server process with JupyterLab and collaboration on ``work``'s root, config, data and
-    state folders, and the journal in ``work/journal.sqlite``: the same on every start."""
-    for name in ("root", "config", "data", "runtime", "state"):
-        (work / name).mkdir(exist_ok=True)
-    extensions = {"jupyter_server_ydoc": True, "jupyter_server_fileid": True, "jupyter_mcp_ext": True}
-    config = with_lab(Config({"ServerApp": {"jpserver_extensions": extensions}}), work / "lab-settings")
-    config.merge(Config({"MCPExtensionApp": {"journal_file": str(work / "journal.sqlite")}}))
-    (work / "config" / "jupyter_server_config.json").write_text(json.dumps(config))
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTERHUB_")},
-        "JUPYTER_CONFIG_DIR": str(work / "config"),
-        "JUPYTER_DATA_DIR": str(work / "data"),
-        "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-    }
-    port = free_port()
-    with server_process(
-        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
-         "--allow-root", f"--ServerApp.root_dir={work / 'root'}", f"--IdentityProvider.token={TOKEN}",
-         "--ServerApp.port_retries=0",
-         f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
-         f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}",
-         "--YDocExtension.document_save_delay=0.3", "--YDocExtension.file_poll_interval=0.3"],
-        env=env, cwd=work, log_path=work / f"server-{port}.log", stop_wait=20,
-    ) as process:  # fmt: skip
-        yield f"http://127.0.0.1:{port}/"
-        # Stopped cleanly (SIGTERM): the server stops its extensions, and the journal flushes.
-    assert process.returncode == 0, (work / f"server-{port}.log").read_text()
 
 
 def on_disk(file: Path) -> list[str]:
@@ -100,7 +63,7 @@ async def test_the_mark_and_the_placeholder_survive_a_restart_and_undo_and_resto
     notebook = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": python})
     nbformat.write(notebook, work / "root" / path)
 
-    with server(work) as url:
+    with lab_server(work) as url:
         async with (
             lab_tab(url, TOKEN, path) as tab,
             connect(url, AUTH, client_info=CLAUDE) as agent,
@@ -120,7 +83,7 @@ async def test_the_mark_and_the_placeholder_survive_a_restart_and_undo_and_resto
             async with PanelAPI(url, AUTH) as panel:  # the person keeps nothing yet
                 assert await states(panel, path) == ["pending", "pending"]
 
-    with server(work) as url:  # the same root, config and journal file
+    with lab_server(work) as url:  # the same root, config and journal file
         async with lab_tab(url, TOKEN, path) as tab:  # a fresh tab
             # The person sees the same: the agent's text with its mark, and the placeholder.
             await expect(tab.cells).to_have_count(2)
