@@ -40,12 +40,13 @@ def test_loading_the_extension_imports_no_tool_only_library(module):
 
 
 def test_the_test_servers_defer_the_iri_grammar_and_still_check_iris():
-    """tests/server_main.py's stand-in: jsonschema loads without compiling the grammar, and its ``iri``
-    format check still tells a valid IRI from an invalid one (compiling it at the first check)."""
+    """tests/iri_grammar.py's stand-in, put in place by importing the ``tests`` package (as every pytest process
+    and every server process through tests/server_main.py does): jsonschema loads without compiling the
+    grammar, and its ``iri`` format check still tells a valid IRI from an invalid one (compiling it at the
+    first check)."""
     code = (
         "import sys\n"
-        "from tests.server_main import defer_iri_grammar\n"
-        "defer_iri_grammar()\n"
+        "import tests\n"
         "import jsonschema\n"
         "assert 'lark' not in sys.modules, 'the grammar was compiled at import'\n"
         "checker = jsonschema.Draft7Validator.FORMAT_CHECKER\n"
@@ -58,3 +59,13 @@ def test_the_test_servers_defer_the_iri_grammar_and_still_check_iris():
     root = str(Path(__file__).resolve().parent.parent)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_this_pytest_process_loaded_jsonschema_without_compiling_the_iri_grammar():
+    """Every pytest process (the xdist controller and each worker) imports jsonschema while it loads
+    tests/conftest.py; the ``tests`` package's import must come first, or each pays 2 CPU-s for the grammar.
+    jsonschema binds the checker it imported, so the stand-in's function is what it holds when the
+    deferral came first (a private name of jsonschema: this test only, no product code, reads it)."""
+    from jsonschema import _format
+
+    assert _format._rfc3987_is_valid_syntax.__module__ == "tests.iri_grammar"
