@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.abc
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,25 @@ def test_this_pytest_process_loaded_jsonschema_without_compiling_the_iri_grammar
     from jsonschema import _format
 
     assert _format._rfc3987_is_valid_syntax.__module__ == "tests.iri_grammar"
+
+
+def test_each_tools_argument_schema_is_built_once_per_process(monkeypatch):
+    """Every server start lists the tools, and every ``tools/call`` on the 2026 transport asks for the tool's
+    input schema: pydantic builds a model's JSON schema anew each time it is asked (about 1 ms a tool, 0.03
+    CPU-s a start), so it is built once; each definition still gets a schema of its own to change."""
+    from jupyter_mcp_ext.tools import ALL
+
+    built: Counter[str] = Counter()
+    for model in {spec.args for spec in ALL}:
+        real = model.model_json_schema
+
+        def counting(*args, _real=real, _name=model.__name__, **kwargs):  # type: ignore[no-untyped-def]
+            built[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(model, "model_json_schema", counting)
+    first = [spec.definition() for spec in ALL]
+    first[0].input_schema["properties"] = {}  # a caller changing its copy
+    second = [spec.definition() for spec in ALL]
+    assert all(n <= 1 for n in built.values()), built
+    assert second[0].input_schema != first[0].input_schema and second[1:] == first[1:]
