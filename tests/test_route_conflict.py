@@ -4,16 +4,19 @@ after ours (extensions load in the order of their names), enabled by a config fi
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+
+from jupyter_mcp_ext import cli
 
 from .server_process import server_process
 from .test_cli import HERE, TOKEN, free_port, tool_names
@@ -81,10 +84,22 @@ def server(work: Path, other: str | None, *args: str) -> Iterator[dict]:
 
 
 def jupyter_mcp(srv: dict, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jupyter_mcp_ext.cli", *args],
-        env=srv["env"], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    """``jupyter mcp ARGS`` with the server's environment (its runtime folder, no Hub), run in this process:
+    a new interpreter would spend 2-3 CPU-s importing what this one has (tests/test_cli.py runs the command
+    itself). In a thread, as ``check`` runs its own event loop; the environment is put back after."""
+    out, err = io.StringIO(), io.StringIO()
+
+    def run() -> int:
+        with redirect_stdout(out), redirect_stderr(err):
+            return cli.main(list(args))
+
+    with pytest.MonkeyPatch.context() as patch, ThreadPoolExecutor(1) as thread:
+        for name in set(os.environ) - set(srv["env"]):
+            patch.delenv(name)
+        for name, value in srv["env"].items():
+            patch.setenv(name, value)
+        code = thread.submit(run).result(timeout=120)
+    return subprocess.CompletedProcess(["jupyter", "mcp", *args], code, out.getvalue(), err.getvalue())
 
 
 def get(url: str) -> str:

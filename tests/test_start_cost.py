@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.abc
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -40,12 +41,13 @@ def test_loading_the_extension_imports_no_tool_only_library(module):
 
 
 def test_the_test_servers_defer_the_iri_grammar_and_still_check_iris():
-    """tests/server_main.py's stand-in: jsonschema loads without compiling the grammar, and its ``iri``
-    format check still tells a valid IRI from an invalid one (compiling it at the first check)."""
+    """tests/iri_grammar.py's stand-in, put in place by importing the ``tests`` package (as every pytest process
+    and every server process through tests/server_main.py does): jsonschema loads without compiling the
+    grammar, and its ``iri`` format check still tells a valid IRI from an invalid one (compiling it at the
+    first check)."""
     code = (
         "import sys\n"
-        "from tests.server_main import defer_iri_grammar\n"
-        "defer_iri_grammar()\n"
+        "import tests\n"
         "import jsonschema\n"
         "assert 'lark' not in sys.modules, 'the grammar was compiled at import'\n"
         "checker = jsonschema.Draft7Validator.FORMAT_CHECKER\n"
@@ -58,3 +60,35 @@ def test_the_test_servers_defer_the_iri_grammar_and_still_check_iris():
     root = str(Path(__file__).resolve().parent.parent)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_this_pytest_process_loaded_jsonschema_without_compiling_the_iri_grammar():
+    """Every pytest process (the xdist controller and each worker) imports jsonschema while it loads
+    tests/conftest.py; the ``tests`` package's import must come first, or each pays 2 CPU-s for the grammar.
+    jsonschema binds the checker it imported, so the stand-in's function is what it holds when the
+    deferral came first (a private name of jsonschema: this test only, no product code, reads it)."""
+    from jsonschema import _format
+
+    assert _format._rfc3987_is_valid_syntax.__module__ == "tests.iri_grammar"
+
+
+def test_each_tools_argument_schema_is_built_once_per_process(monkeypatch):
+    """Every server start lists the tools, and every ``tools/call`` on the 2026 transport asks for the tool's
+    input schema: pydantic builds a model's JSON schema anew each time it is asked (about 1 ms a tool, 0.03
+    CPU-s a start), so it is built once; each definition still gets a schema of its own to change."""
+    from jupyter_mcp_ext.tools import ALL
+
+    built: Counter[str] = Counter()
+    for model in {spec.args for spec in ALL}:
+        real = model.model_json_schema
+
+        def counting(*args, _real=real, _name=model.__name__, **kwargs):  # type: ignore[no-untyped-def]
+            built[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(model, "model_json_schema", counting)
+    first = [spec.definition() for spec in ALL]
+    first[0].input_schema["properties"] = {}  # a caller changing its copy
+    second = [spec.definition() for spec in ALL]
+    assert all(n <= 1 for n in built.values()), built
+    assert second[0].input_schema != first[0].input_schema and second[1:] == first[1:]

@@ -7,6 +7,8 @@ byte of ``tools/list`` is paid for in tokens by every session.
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -145,7 +147,7 @@ class ToolSpec(Generic[A]):
         return types.Tool(
             name=self.name,
             description=self.description,
-            input_schema=compact_schema(self.args.model_json_schema()),
+            input_schema=copy.deepcopy(input_schema(self.args)),
             output_schema=self.output,
             annotations=types.ToolAnnotations(
                 read_only_hint=read_only,
@@ -154,6 +156,14 @@ class ToolSpec(Generic[A]):
             # 2025-11-25's flag for a task-augmented call; the 2026 wire drops it (the server decides).
             execution=types.ToolExecution(task_support="optional") if self.task else None,
         )
+
+
+@functools.cache
+def input_schema(args: type[BaseModel]) -> dict[str, Any]:
+    """``args``' schema as agents see it, made once per process: pydantic builds a model's JSON schema anew
+    at each call (about 1 ms a tool), and it is asked for by every server start's listing and by every
+    ``tools/call`` on the 2026 transport (its ``Mcp-Param`` check). Callers get a copy (``definition``)."""
+    return compact_schema(args.model_json_schema())
 
 
 def tool(

@@ -33,7 +33,6 @@ from ..yclient import YPeer
 from .harness import Hub, find_proxy
 
 pytest.importorskip("jupyterhub", reason="the test extra installs JupyterHub")
-from jupyterhub.singleuser.extension import JupyterHubUser
 
 from ..mcp_client import RAW_HEADERS, RAW_INITIALIZE
 
@@ -285,6 +284,10 @@ def test_a_sharee_opening_the_shared_server_in_a_browser_is_themselves(site: Sit
 def test_each_token_acts_as_its_hub_user_and_its_agent_is_named_for_them(site: Site, who: str, user: str):
     """A sharee's agent on alice's server is bob's, not alice's: in Jupyter's identity for the
     request, and in the name people see the agent by (from the Hub's user model)."""
+    # Imported here, not with the module: every pytest-xdist worker collects this file, and the Hub's
+    # single-user module (SQLAlchemy, Alembic) is most of a CPU-second to import.
+    from jupyterhub.singleuser.extension import JupyterHubUser
+
     me = httpx.get(f"{site.url}api/me", headers=site.auth(who), timeout=30).json()
     assert me["identity"]["username"] == user
     # The Hub's model of this token, as the single-user server receives it for each request.
