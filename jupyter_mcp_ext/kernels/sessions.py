@@ -45,6 +45,7 @@ class KernelService:
         self._binding = defaultdict[str, asyncio.Lock](asyncio.Lock)
         self._started_here: dict[str, float] = {}  # kernel id -> last use, for kernels we started
         self._connecting: Counter[str] = Counter()  # kernel id -> clients waiting for it to answer
+        self._shutting: dict[str, asyncio.Task[None]] = {}  # kernel id -> the culler's shutdown of it
         self._listeners: list[Listener] = []
         self._culler: asyncio.Task[None] | None = None
         with contextlib.suppress(Exception):
@@ -260,7 +261,11 @@ class KernelService:
                 if (await ensure_async(self.kernels.kernel_model(kernel_id))).get("connections", 0):
                     self._started_here.pop(kernel_id, None)  # a tab uses it now: the server's culler owns it
                     continue
-                await self.shutdown(kernel_id)
+                # In a task of its own: stop() cancels the culler, and a shutdown cancelled halfway leaves
+                # the server's kernel manager unable to shut that kernel down (its `ready` never set).
+                shutting = self._shutting[kernel_id] = asyncio.create_task(self.shutdown(kernel_id))
+                shutting.add_done_callback(lambda _t, k=kernel_id: self._shutting.pop(k, None))
+                await asyncio.shield(shutting)
 
     async def shutdown(self, kernel_id: str) -> None:
         await self.forget(kernel_id)
@@ -276,5 +281,7 @@ class KernelService:
     async def stop(self) -> None:
         if self._culler is not None:
             self._culler.cancel()
+        # A shutdown under way ends (the kernel manager bounds it) before the server shuts its kernels down.
+        await asyncio.gather(*self._shutting.values(), return_exceptions=True)
         for kernel_id in list(self._links):
             await self.forget(kernel_id)
