@@ -14,6 +14,8 @@ import anyio
 import httpx
 import nbformat
 
+from jupyter_mcp_ext.kernels import runs as runs_module
+
 from .mcp_client import connect, fails, ok, text
 from .runs import restart_mid_run_leaves_the_cell_idle_with_an_error, start_sleeper
 from .yclient import YPeer
@@ -118,9 +120,16 @@ async def test_insert_and_execute_returns_the_new_cell_and_its_value(
         assert cells[-1]["id"] == data["cell_id"] and cells[-1]["execution_count"] == 2
 
 
+GRACE = 0.5  # kernels.runs.START_GRACE in the flicker test: a quick cell on a loaded machine too
+
+
 async def test_a_quick_cell_reaches_the_person_in_one_change_without_a_flicker(
-    server_url, jp_auth_header, make_notebook
+    server_url, jp_auth_header, make_notebook, jp_serverapp, monkeypatch
 ):
+    # 50 ms by default: on a loaded machine 1 + 1 took longer in three runs of three, and then [*] is
+    # right to show. What is checked is the mechanism: a run that ended within the grace is one change.
+    monkeypatch.setattr(runs_module, "START_GRACE", GRACE)
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
     path = make_notebook("quick.ipynb", cells=["1 + 1"])
     async with (
         YPeer(server_url, jp_auth_header, path) as person,
@@ -138,20 +147,20 @@ async def test_a_quick_cell_reaches_the_person_in_one_change_without_a_flicker(
 
         # Read after each update is applied (not inside it, where the document is borrowed).
         person.ydoc.observe(lambda _e: asyncio.get_running_loop().call_soon(look, None))
-        histories = []
-        # A loaded machine may hold 1+1 past the 50 ms grace once; three runs all that slow is a bug.
+        quick = []
         for count in (1, 2, 3):
             seen.clear()
             look(None)
             result = await ok(agent, "execute_cells", path=path, cell_ids=[cell_id])
             assert result["cells"][0]["outputs"][0]["text"] == "2"
+            run = app.services.execution.runs[result["execution_id"]]
             await person.wait_for(lambda nb, n=count: nb.ycells[0].get("execution_count") == n)
-            histories.append(list(seen))
-            # Under a few milliseconds of [*] nobody could see: the cell goes from as it was to done.
-            if seen[-1] == ("idle", count, 1) and len(seen) == 2:
-                break
-        else:
-            raise AssertionError(f"every run showed intermediate states: {histories}")
+            await asyncio.sleep(0)  # the looks the last updates scheduled run first
+            if run.ended - run.started < GRACE:
+                # Under the grace of [*] nobody could see: the cell goes from as it was to done.
+                quick.append(list(seen))
+                assert len(seen) == 2 and seen[-1] == ("idle", count, 1), seen
+        assert quick, f"no run of 1 + 1 ended within {GRACE} s"
 
 
 async def test_an_exception_comes_back_as_a_readable_error(server_url, jp_auth_header, make_notebook):

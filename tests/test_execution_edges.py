@@ -199,6 +199,39 @@ class TestSlowKernelStart:
             assert result["cells"][0]["outputs"][0]["text"] == "42"
 
 
+SLOW_EXIT = "import atexit, time\natexit.register(time.sleep, 3)"
+
+
+class TestServerStopDuringAnIdleShutdown:
+    """The server stopping while the idle culler shuts a kernel down (a kernel slow to exit, a loaded
+    machine): stopping the extension cancelled that shutdown halfway, and the server's own cleanup of
+    its kernels then failed (InvalidStateError: the kernel's ``ready`` left pending)."""
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Config) -> Config:
+        jp_server_config.MCPExtensionApp.kernel_idle_timeout = 0.5
+        return jp_server_config
+
+    async def test_the_servers_cleanup_finds_the_kernel_shut_down(
+        self, server_url, jp_auth_header, make_notebook, jp_serverapp
+    ):
+        path = make_notebook("exit.ipynb")
+        async with connect(server_url, jp_auth_header) as agent:
+            # The kernel takes 3 s to exit once asked to: its shutdown is under way for that long.
+            await ok(agent, "execute_code", path=path, code=SLOW_EXIT)
+        manager = jp_serverapp.kernel_manager
+        (kernel_id,) = manager.list_kernel_ids()
+        (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+        with anyio.fail_after(30):  # the culler has begun: the kernel is no longer its to watch
+            while kernel_id in app.services.kernels._started_here:
+                await anyio.sleep(0.05)
+        assert kernel_id in manager, "the kernel exited at once: nothing was under way"
+        # The server stops as it does on Ctrl-C: its extensions, then its kernels.
+        await jp_serverapp.cleanup_extensions()
+        await jp_serverapp.cleanup_kernels()
+        assert manager.list_kernel_ids() == []
+
+
 # A kernel that stops sending "idle" (ipykernel's output thread dies on a lone surrogate in a print):
 # here the cell itself makes its kernel drop every status message from then on.
 SILENCE_STATUS = """\

@@ -23,12 +23,15 @@ from traitlets.config import Config
 from .mcp_client import connect, ok
 from .runs import idle_cell, restart_mid_run_leaves_the_cell_idle_with_an_error, start_sleeper
 from .test_execution import outputs_text
+from .test_execution_edges import SLOW_START
 from .yclient import YPeer
 
 if importlib.util.find_spec("kernel_gateway") is None:
     pytest.skip("jupyter_kernel_gateway is not installed (pip install -e '.[test]')", allow_module_level=True)
 
 from jupyter_server.gateway.gateway_client import GatewayClient
+
+SLOW_KERNEL = "slowstart"  # a kernelspec of the gateway's whose kernel answers 3 s after it started
 
 
 def _free_port() -> int:
@@ -52,7 +55,15 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     port, token = _free_port(), secrets.token_hex(16)
     home = tmp_path_factory.mktemp("gateway")
     log = (home / "gateway.log").open("wb")
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(home / "runtime"))
+    # Besides python3, a kernel slow to start (as a remote kernel's pod or a heavy environment is).
+    spec = home / "share" / "kernels" / SLOW_KERNEL
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-c", SLOW_START, "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "Slow", "language": "python"})
+    )
+    jupyter_path = os.pathsep.join(p for p in (str(home / "share"), os.environ.get("JUPYTER_PATH")) if p)
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(home / "runtime"), JUPYTER_PATH=jupyter_path)
     process = subprocess.Popen(
         [
             sys.executable,
@@ -71,7 +82,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine: the gateway took 50 s to answer once
         while True:
             request = urllib.request.Request(f"{url}/api", headers={"Authorization": f"token {token}"})
             try:
@@ -168,6 +179,26 @@ async def test_interrupt_and_restart_the_remote_kernel(
         ] == "1"
 
         await restart_mid_run_leaves_the_cell_idle_with_an_error(agent, person, path)
+
+
+class TestSlowRemoteKernelStart:
+    """A remote kernel slower to answer than the idle timeout is starting, not idle: the idle culler
+    shut it down under the agent's first run, as it did local kernels before (43153e9)."""
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Config) -> Config:
+        jp_server_config.MCPExtensionApp.kernel_idle_timeout = 0.5
+        return jp_server_config
+
+    async def test_the_first_run_gets_its_result(
+        self, server_url: str, jp_auth_header: dict[str, str], make_notebook: Any
+    ) -> None:
+        meta = {"kernelspec": {"name": SLOW_KERNEL, "display_name": "Slow", "language": "python"}}
+        path = make_notebook("slow.ipynb", metadata=meta)
+        async with connect(server_url, jp_auth_header) as agent:
+            result = await ok(agent, "execute_code", path=path, code="6 * 7", timeout=60)
+            assert result["status"] == "ok", result
+            assert result["cells"][0]["outputs"][0]["text"] == "42"
 
 
 def test_the_gateway_log_has_no_unauthorized_requests(gateway: Gateway, tmp_path_factory: Any) -> None:

@@ -14,7 +14,7 @@ import os
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -45,6 +45,7 @@ class KernelService:
         self._binding = defaultdict[str, asyncio.Lock](asyncio.Lock)
         self._started_here: dict[str, float] = {}  # kernel id -> last use, for kernels we started
         self._connecting: Counter[str] = Counter()  # kernel id -> clients waiting for it to answer
+        self._shutting: dict[str, asyncio.Task[None]] = {}  # kernel id -> the culler's shutdown of it
         self._listeners: list[Listener] = []
         self._culler: asyncio.Task[None] | None = None
         with contextlib.suppress(Exception):
@@ -109,22 +110,18 @@ class KernelService:
         if link is not None:  # its connection ended (a gateway's websocket): connect afresh
             await self.forget_link(kernel_id)
         if self.gateway is not None:  # a remote kernel: the gateway's own client is unusable
-            return await open_link(self, kernel_id)
+            with self._waiting_for(kernel_id):
+                return await open_link(self, kernel_id)
         kernel = self.kernels.get_kernel(kernel_id)
         client = kernel.client()
         client.session.session = f"jupyter-mcp-ext-{uuid.uuid4().hex}"
         client.start_channels()
-        self._connecting[kernel_id] += 1  # a slow start is not idleness: the culler waits for it
         try:
-            await client.wait_for_ready(timeout=60)
+            with self._waiting_for(kernel_id):
+                await client.wait_for_ready(timeout=60)
         except Exception as err:
             client.stop_channels()
             raise ToolError(f"The kernel did not answer: {err}. Try restart_kernel.") from err
-        finally:
-            self._connecting[kernel_id] -= 1
-            if not self._connecting[kernel_id]:
-                del self._connecting[kernel_id]
-        self.touch(kernel_id)
         link = self._links.setdefault(kernel_id, KernelLink(kernel_id, client))
         if link.client is client:
             link.readers = [asyncio.create_task(self._read(link, "shell", client.get_shell_msg))]
@@ -144,6 +141,19 @@ class KernelService:
         else:
             client.stop_channels()
         return link
+
+    @contextlib.contextmanager
+    def _waiting_for(self, kernel_id: str) -> Iterator[None]:
+        """While a client waits for the kernel's first answer the culler leaves the kernel alone, local or
+        remote: a slow start is not idleness. Its answer counts as use."""
+        self._connecting[kernel_id] += 1
+        try:
+            yield
+        finally:
+            self._connecting[kernel_id] -= 1
+            if not self._connecting[kernel_id]:
+                del self._connecting[kernel_id]
+        self.touch(kernel_id)
 
     def _share_iopub(self, link: KernelLink) -> Any | None:
         """Receive the kernel's iopub on the server's own stream (one copy of a huge output, not three)."""
@@ -260,7 +270,11 @@ class KernelService:
                 if (await ensure_async(self.kernels.kernel_model(kernel_id))).get("connections", 0):
                     self._started_here.pop(kernel_id, None)  # a tab uses it now: the server's culler owns it
                     continue
-                await self.shutdown(kernel_id)
+                # In a task of its own: stop() cancels the culler, and a shutdown cancelled halfway leaves
+                # the server's kernel manager unable to shut that kernel down (its `ready` never set).
+                shutting = self._shutting[kernel_id] = asyncio.create_task(self.shutdown(kernel_id))
+                shutting.add_done_callback(lambda _t, k=kernel_id: self._shutting.pop(k, None))
+                await asyncio.shield(shutting)
 
     async def shutdown(self, kernel_id: str) -> None:
         await self.forget(kernel_id)
@@ -276,5 +290,7 @@ class KernelService:
     async def stop(self) -> None:
         if self._culler is not None:
             self._culler.cancel()
+        # A shutdown under way ends (the kernel manager bounds it) before the server shuts its kernels down.
+        await asyncio.gather(*self._shutting.values(), return_exceptions=True)
         for kernel_id in list(self._links):
             await self.forget(kernel_id)
