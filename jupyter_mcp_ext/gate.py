@@ -47,7 +47,12 @@ WINDOW = 1.0  # seconds over which ``recent_share`` is reported
 
 
 class _Metered:
-    """Drives a coroutine step by step, adding the loop time of each step to the gate."""
+    """Drives a coroutine step by step, adding the loop time of each step to the gate.
+
+    A task cancelled while paused before its first step still takes that step and hears the
+    cancellation at its first wait, as it would have without the gate: code that starts a task and
+    then waits for what its ``finally`` does (the collaboration layer's saves) would wait forever.
+    """
 
     __slots__ = ("_coro", "_gate")
 
@@ -60,6 +65,8 @@ class _Metered:
         send, throw = coro.send, coro.throw
         value: Any = None
         error: BaseException | None = None
+        early: BaseException | None = None  # thrown in while paused before the first step
+        started = False
         while True:
             if gate._credit < -DEBT and error is None and gate.owes():  # cheap test first: every step
                 waiter = gate.hold()
@@ -67,21 +74,37 @@ class _Metered:
                     yield from waiter.__await__()
                 except BaseException as exc:  # cancelled while paused: the coroutine hears it now
                     gate.unhold(waiter)
-                    value, error = None, exc
+                    if started or isinstance(exc, GeneratorExit):
+                        value, error = None, exc
+                    else:  # thrown into it unstarted, it would skip its body, ``finally`` included
+                        early = exc
             start = clock()
             try:
                 yielded = send(value) if error is None else throw(error)
             except StopIteration as stop:
                 gate.spend(clock() - start)
+                if early is not None:
+                    raise early from None
                 return stop.value
             except BaseException:
                 gate.spend(clock() - start)
                 raise
             gate.spend(clock() - start)
+            started = True
+            if early is not None:  # it hears it at its first wait, as it would have without the gate
+                _call_off(yielded)
+                value, error, early = None, early, None
+                continue
             try:
                 value, error = (yield yielded), None
             except BaseException as exc:  # cancellation and anything thrown in goes to the coroutine
                 value, error = None, exc
+
+
+def _call_off(awaited: Any) -> None:
+    # What a task's cancel does to the future it waits on (an executor's job not begun is dropped).
+    if isinstance(awaited, asyncio.Future) and not awaited.done():
+        awaited.cancel()
 
 
 async def _metered(coro: Coroutine[Any, Any, T], gate: LoopGate) -> T:

@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 
 import httpx
+import nbformat
 import pytest
 
-from jupyter_mcp_ext.gate import BURST, DEBT
+from jupyter_mcp_ext.gate import BURST, DEBT, LoopGate
 
 from .mcp_client import RAW_HEADERS, connect, raw_session
 from .yclient import YPeer
@@ -303,3 +304,71 @@ async def test_a_room_an_agent_opened_serves_the_persons_tabs_while_agents_are_p
             finally:
                 gate.spend(-1000 * SHARE)
             assert max(typed) < 5, typed
+
+
+async def test_a_task_cancelled_while_paused_before_its_first_step_still_runs_its_cleanup():
+    """A task MCP work starts can be paused before its first step; cancelled there (the server
+    stopping), it must still hear the cancellation inside its body, as it would have without the
+    gate: thrown into a coroutine that never started, it skips its ``finally`` blocks, and whoever
+    waits for them waits forever (the room-save hang below)."""
+    gate = LoopGate(SHARE, person_here=lambda: True)
+    gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: their work is paused
+    ran: list[str] = []
+
+    async def body() -> None:
+        try:
+            ran.append("started")
+            await asyncio.sleep(30)
+        finally:
+            ran.append("cleaned up")
+
+    async def start() -> asyncio.Task[None]:
+        return asyncio.create_task(body())  # MCP work: metered, and paused while the gate owes
+
+    try:
+        task = await gate.run("a", start(), meter=False, turn=False)
+        await asyncio.sleep(0.05)
+        assert gate.paused == 1 and ran == [], "the task was not paused before its first step"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, timeout=5)
+        assert ran == ["started", "cleaned up"]
+    finally:
+        gate.uninstall()
+
+
+async def test_a_save_an_agent_started_does_not_hang_the_server_stopping_while_it_is_paused(
+    jp_serverapp, server_url, jp_auth_header, make_notebook, jp_root_dir, ydoc_extension
+):
+    """The collaboration layer saves through a task it waits for, shielded, and then waits for an
+    event that task sets in its ``finally`` (``FileLoader.maybe_save_content``). A save started in
+    an agent's call is MCP work; under load its task was paused before its first step, and a
+    server stopping then (every task cancelled at once, as ``asyncio.run`` and pytest-asyncio do)
+    cancelled it before it started: the event was never set and the save waited forever, the loop
+    idle (a test's teardown hung on it for 120 s)."""
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+    gate = app.gate
+    path = make_notebook("saved.ipynb", cells=["x = 1"])
+    _, doc = await app.services.documents.open(path)
+    file_id = jp_serverapp.web_app.settings["file_id_manager"].get_id(path)
+    loader = ydoc_extension.file_loaders[file_id]
+    model = {"format": "json", "type": "notebook", "content": doc.get()}
+    await a_person_browses(server_url, jp_auth_header)
+    before = asyncio.all_tasks()
+    gate.recent_share()
+    gate.spend(1000 * SHARE)
+    try:
+        paused = gate.paused
+        saving = asyncio.create_task(gate.run("a", loader.maybe_save_content(model), meter=False, turn=False))
+        for _ in range(500):
+            if gate.paused > paused or saving.done():
+                break
+            await asyncio.sleep(0.01)
+        assert gate.paused > paused, "the save's task was not paused"
+        for task in asyncio.all_tasks() - before - {asyncio.current_task()}:  # the server stops
+            task.cancel()
+        done, _ = await asyncio.wait({saving}, timeout=5)
+        assert done, "the save waited forever for a task that was cancelled before it started"
+    finally:
+        gate.spend(-1000 * SHARE)
+    assert nbformat.read(jp_root_dir / path, as_version=4).cells[0].source == "x = 1"  # intact
