@@ -3,6 +3,7 @@ server cannot give: the installed config files, a restart on the same data folde
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -39,3 +40,36 @@ def server_process(
                 process.wait(stop_wait)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+@contextmanager
+def server_on(work: Path, *args: str, clean_exit: bool = False) -> Iterator[str]:
+    """A server process on ``work``'s root, config, data, runtime and state folders (kept between
+    starts: a restart finds what the last one left), with the suite's token, short save and poll
+    delays and ``args``; yields its URL. Config files go in ``work / "config"``. ``clean_exit``: the
+    server must have stopped with status 0 (it stopped its extensions, and the journal flushed)."""
+    from .test_cli import HERE, TOKEN, free_port  # test_cli imports this module
+
+    for name in ("root", "config", "data", "runtime", "state"):
+        (work / name).mkdir(exist_ok=True)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTERHUB_")},
+        "JUPYTER_CONFIG_DIR": str(work / "config"),
+        "JUPYTER_DATA_DIR": str(work / "data"),
+        "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
+    port = free_port()
+    log_path = work / f"server-{port}.log"
+    with server_process(
+        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
+         "--allow-root", f"--ServerApp.root_dir={work / 'root'}", f"--IdentityProvider.token={TOKEN}",
+         "--ServerApp.port_retries=0",
+         f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
+         f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}",
+         "--YDocExtension.document_save_delay=0.3", "--YDocExtension.file_poll_interval=0.3", *args],
+        env=env, cwd=work, log_path=log_path, stop_wait=20,
+    ) as process:  # fmt: skip
+        # Stopped with SIGTERM at the end: the server stops its extensions, and the journal flushes.
+        yield f"http://127.0.0.1:{port}/"
+    assert not clean_exit or process.returncode == 0, log_path.read_text()

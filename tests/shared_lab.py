@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -36,8 +35,8 @@ from traitlets.config import Config
 from .browser import LabTab, chromium_tab, with_lab
 from .conftest import MakeNotebook, write_notebook
 from .panel import PanelAPI
-from .server_process import server_process
-from .test_cli import HERE, TOKEN, free_port
+from .server_process import server_on
+from .test_cli import TOKEN
 
 AUTH = {"Authorization": f"token {TOKEN}"}
 # The tests of a file that share its JupyterLab run in the file's event loop, where the page lives.
@@ -49,8 +48,7 @@ SHARED = pytest.mark.asyncio(loop_scope="module")
 def lab_server(work: Path, *, starts_kernel: bool = True) -> Iterator[str]:
     """A Jupyter server process with JupyterLab and collaboration on ``work``'s root, config, data and
     state folders, and the journal in ``work/journal.sqlite``: the same on every start. Yields its URL."""
-    for name in ("root", "config", "data", "runtime", "state"):
-        (work / name).mkdir(exist_ok=True)
+    (work / "config").mkdir(parents=True, exist_ok=True)
     extensions = {"jupyter_server_ydoc": True, "jupyter_server_fileid": True, "jupyter_mcp_ext": True}
     config = with_lab(
         Config({"ServerApp": {"jpserver_extensions": extensions}}),
@@ -59,26 +57,8 @@ def lab_server(work: Path, *, starts_kernel: bool = True) -> Iterator[str]:
     )
     config.merge(Config({"MCPExtensionApp": {"journal_file": str(work / "journal.sqlite")}}))
     (work / "config" / "jupyter_server_config.json").write_text(json.dumps(config))
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTERHUB_")},
-        "JUPYTER_CONFIG_DIR": str(work / "config"),
-        "JUPYTER_DATA_DIR": str(work / "data"),
-        "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-    }
-    port = free_port()
-    with server_process(
-        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
-         "--allow-root", f"--ServerApp.root_dir={work / 'root'}", f"--IdentityProvider.token={TOKEN}",
-         "--ServerApp.port_retries=0",
-         f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
-         f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}",
-         "--YDocExtension.document_save_delay=0.3", "--YDocExtension.file_poll_interval=0.3"],
-        env=env, cwd=work, log_path=work / f"server-{port}.log", stop_wait=20,
-    ) as process:  # fmt: skip
-        yield f"http://127.0.0.1:{port}/"
-        # Stopped cleanly (SIGTERM): the server stops its extensions, and the journal flushes.
-    assert process.returncode == 0, (work / f"server-{port}.log").read_text()
+    with server_on(work, clean_exit=True) as url:
+        yield url
 
 
 @dataclass

@@ -5,13 +5,11 @@ corrupt, from a newer version or unwritable: the server starts, says so once, an
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import nbformat
@@ -22,39 +20,17 @@ from jupyter_mcp_ext.people.journal_store import BATCH_SECONDS, JournalStore
 
 from .mcp_client import connect, ok
 from .panel import PanelAPI
-from .server_process import server_process
-from .test_cli import HERE, TOKEN, free_port
+from .server_process import server_on
+from .test_cli import TOKEN
 from .yclient import YPeer
 
 AUTH = {"Authorization": f"token {TOKEN}"}
 
 
-@contextmanager
-def server(work: Path, *args: str) -> Iterator[str]:
+def server(work: Path, *args: str) -> AbstractContextManager[str]:
     """A Jupyter server process on ``work`` (its root, data and state folders kept between starts)."""
-    for name in ("root", "config", "data", "runtime", "state"):
-        (work / name).mkdir(exist_ok=True)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTERHUB_")},
-        "JUPYTER_CONFIG_DIR": str(work / "config"),
-        "JUPYTER_DATA_DIR": str(work / "data"),
-        "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-    }
-    port = free_port()
-    log_path = work / f"server-{port}.log"
     extensions = "{'jupyter_server_ydoc': True, 'jupyter_server_fileid': True, 'jupyter_mcp_ext': True}"
-    with server_process(
-        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
-         "--allow-root", f"--ServerApp.root_dir={work / 'root'}", f"--IdentityProvider.token={TOKEN}",
-         "--ServerApp.port_retries=0", f"--ServerApp.jpserver_extensions={extensions}",
-         f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
-         f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}",
-         "--YDocExtension.document_save_delay=0.3", "--YDocExtension.file_poll_interval=0.3", *args],
-        env=env, cwd=work, log_path=log_path, stop_wait=20,
-    ):  # fmt: skip
-        # Stopped with SIGTERM: the server stops its extensions, and the journal flushes.
-        yield f"http://127.0.0.1:{port}/"
+    return server_on(work, f"--ServerApp.jpserver_extensions={extensions}", *args)
 
 
 def on_disk(work: Path, name: str) -> list[str]:
