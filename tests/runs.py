@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 from mcp.client import Client
 
-from .mcp_client import ok
+from .mcp_client import connect, ok
 from .yclient import YPeer
 
 
@@ -42,3 +45,30 @@ async def restart_mid_run_leaves_the_cell_idle_with_an_error(agent: Client, pers
     assert [o["ename"] for o in cell["outputs"] if o.get("output_type") == "error"][-1] == "KernelDied"
     gone = await ok(agent, "execute_code", path=path, code="'kept' in globals()")
     assert gone["status"] == "ok" and gone["cells"][0]["outputs"][0]["text"] == "False"
+
+
+SLOW_KERNEL = "slowstart"  # a kernel that answers 3 s after it started (a heavy environment, a remote pod)
+SLOW_START = (
+    "import time; time.sleep(3); from ipykernel.kernelapp import launch_new_instance; launch_new_instance()"
+)
+
+
+def write_slow_kernelspec(kernels: Path) -> None:
+    """The ``SLOW_KERNEL`` kernelspec in the ``kernels`` folder of a Jupyter data or share folder."""
+    spec = kernels / SLOW_KERNEL
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-c", SLOW_START, "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "Slow", "language": "python"})
+    )
+
+
+async def first_run_on_the_slow_kernel(server_url: str, auth: dict[str, str], make_notebook: Any) -> None:
+    """The agent's first run in a notebook of ``SLOW_KERNEL`` gets its result: a kernel slower to answer
+    than the idle timeout is starting, not idle."""
+    meta = {"kernelspec": {"name": SLOW_KERNEL, "display_name": "Slow", "language": "python"}}
+    path = make_notebook("slow.ipynb", metadata=meta)
+    async with connect(server_url, auth) as agent:
+        result = await ok(agent, "execute_code", path=path, code="6 * 7", timeout=60)
+        assert result["status"] == "ok", result
+        assert result["cells"][0]["outputs"][0]["text"] == "42"

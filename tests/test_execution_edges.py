@@ -6,16 +6,14 @@ import asyncio
 import contextlib
 import ctypes
 import gc
-import json
 import resource
-import sys
 
 import anyio
 import pytest
 from traitlets.config import Config
 
 from .mcp_client import connect, ok, text
-from .runs import idle_cell
+from .runs import first_run_on_the_slow_kernel, idle_cell, write_slow_kernelspec
 from .yclient import YPeer
 
 
@@ -164,11 +162,6 @@ class TestIdleKernels:
             assert again["cells"][0]["outputs"][0]["text"] == "42"
 
 
-SLOW_START = (
-    "import time; time.sleep(3); from ipykernel.kernelapp import launch_new_instance; launch_new_instance()"
-)
-
-
 class TestSlowKernelStart:
     """A kernel that takes longer to answer than the idle timeout (a loaded machine, a heavy
     environment) is starting, not idle: the agent's first run gets its result."""
@@ -178,25 +171,11 @@ class TestSlowKernelStart:
         jp_server_config.MCPExtensionApp.kernel_idle_timeout = 0.5
         return jp_server_config
 
-    @pytest.fixture
-    def slow_kernel(self, jp_data_dir) -> str:
-        spec = jp_data_dir / "kernels" / "slowstart"
-        spec.mkdir(parents=True)
-        argv = [sys.executable, "-c", SLOW_START, "-f", "{connection_file}"]
-        (spec / "kernel.json").write_text(
-            json.dumps({"argv": argv, "display_name": "Slow start", "language": "python"})
-        )
-        return "slowstart"
-
     async def test_a_kernel_slower_to_start_than_the_idle_timeout_runs_the_cell(
-        self, server_url, jp_auth_header, make_notebook, slow_kernel
+        self, server_url, jp_auth_header, make_notebook, jp_data_dir
     ):
-        meta = {"kernelspec": {"name": slow_kernel, "display_name": "Slow start", "language": "python"}}
-        path = make_notebook("slow.ipynb", metadata=meta)
-        async with connect(server_url, jp_auth_header) as agent:
-            result = await ok(agent, "execute_code", path=path, code="6 * 7", timeout=60)
-            assert result["status"] == "ok", result
-            assert result["cells"][0]["outputs"][0]["text"] == "42"
+        write_slow_kernelspec(jp_data_dir / "kernels")
+        await first_run_on_the_slow_kernel(server_url, jp_auth_header, make_notebook)
 
 
 SLOW_EXIT = "import atexit, time\natexit.register(time.sleep, 3)"

@@ -21,17 +21,20 @@ import pytest
 from traitlets.config import Config
 
 from .mcp_client import connect, ok
-from .runs import idle_cell, restart_mid_run_leaves_the_cell_idle_with_an_error, start_sleeper
+from .runs import (
+    first_run_on_the_slow_kernel,
+    idle_cell,
+    restart_mid_run_leaves_the_cell_idle_with_an_error,
+    start_sleeper,
+    write_slow_kernelspec,
+)
 from .test_execution import outputs_text
-from .test_execution_edges import SLOW_START
 from .yclient import YPeer
 
 if importlib.util.find_spec("kernel_gateway") is None:
     pytest.skip("jupyter_kernel_gateway is not installed (pip install -e '.[test]')", allow_module_level=True)
 
 from jupyter_server.gateway.gateway_client import GatewayClient
-
-SLOW_KERNEL = "slowstart"  # a kernelspec of the gateway's whose kernel answers 3 s after it started
 
 
 def _free_port() -> int:
@@ -56,12 +59,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     home = tmp_path_factory.mktemp("gateway")
     log = (home / "gateway.log").open("wb")
     # Besides python3, a kernel slow to start (as a remote kernel's pod or a heavy environment is).
-    spec = home / "share" / "kernels" / SLOW_KERNEL
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-c", SLOW_START, "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(
-        json.dumps({"argv": argv, "display_name": "Slow", "language": "python"})
-    )
+    write_slow_kernelspec(home / "share" / "kernels")
     jupyter_path = os.pathsep.join(p for p in (str(home / "share"), os.environ.get("JUPYTER_PATH")) if p)
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(home / "runtime"), JUPYTER_PATH=jupyter_path)
     process = subprocess.Popen(
@@ -193,12 +191,7 @@ class TestSlowRemoteKernelStart:
     async def test_the_first_run_gets_its_result(
         self, server_url: str, jp_auth_header: dict[str, str], make_notebook: Any
     ) -> None:
-        meta = {"kernelspec": {"name": SLOW_KERNEL, "display_name": "Slow", "language": "python"}}
-        path = make_notebook("slow.ipynb", metadata=meta)
-        async with connect(server_url, jp_auth_header) as agent:
-            result = await ok(agent, "execute_code", path=path, code="6 * 7", timeout=60)
-            assert result["status"] == "ok", result
-            assert result["cells"][0]["outputs"][0]["text"] == "42"
+        await first_run_on_the_slow_kernel(server_url, jp_auth_header, make_notebook)
 
 
 def test_the_gateway_log_has_no_unauthorized_requests(gateway: Gateway, tmp_path_factory: Any) -> None:
