@@ -12,6 +12,7 @@ from jupyter_mcp_ext.documents import percent as notebook_text
 from jupyter_mcp_ext.documents.revisions import revision
 
 from .mcp_client import connect, fails, ok
+from .reliability.figures import Watchdog
 from .yclient import YPeer
 
 
@@ -50,7 +51,7 @@ def local_notebook(cells: list[dict]) -> YNotebook:
     return doc
 
 
-def test_script_round_trip_changes_nothing_even_for_magics_blank_lines_and_trailing_newlines():
+async def test_script_round_trip_changes_nothing_even_for_magics_blank_lines_and_trailing_newlines():
     doc = local_notebook(
         [
             {"cell_type": "code", "id": "a", "source": "%%time\nx = 1\n\n\ny = 2\n"},
@@ -61,17 +62,17 @@ def test_script_round_trip_changes_nothing_even_for_magics_blank_lines_and_trail
         ]
     )
     before = doc.get()
-    text, unfaithful = notebook_text.to_text(doc)
+    text, unfaithful = await notebook_text.to_text(doc)
     assert unfaithful == []
     assert '# %% id="a"' in text and '# %% [markdown] id="m"' in text
-    applied = notebook_text.apply_text(doc, text, max_source_chars=10_000)
+    applied = notebook_text.apply_text(doc, notebook_text.check(text, max_source_chars=10_000))
     assert (applied.inserted, applied.updated, applied.moved, applied.deleted) == (0, 0, 0, 0)
     assert doc.get() == before
 
 
-def test_a_cell_with_a_marker_line_inside_is_named_as_not_round_tripping():
+async def test_a_cell_with_a_marker_line_inside_is_named_as_not_round_tripping():
     doc = local_notebook([{"cell_type": "code", "id": "x", "source": "a = 1\n# %% not a new cell\nb = 2"}])
-    assert notebook_text.to_text(doc)[1] == ["x"]
+    assert (await notebook_text.to_text(doc))[1] == ["x"]
 
 
 async def test_rewriting_from_text_keeps_ids_and_outputs_of_unchanged_cells(
@@ -152,3 +153,24 @@ async def test_bad_text_changes_nothing(server_url, jp_auth_header, make_noteboo
         assert "appears twice" in await fails(agent, "write_notebook_text", path="fresh.ipynb", text=twice)
     assert (jp_root_dir / path).read_bytes() == before
     assert not (jp_root_dir / "fresh.ipynb").exists()
+
+
+async def test_a_long_script_is_read_and_written_without_freezing_the_server(
+    server_url, jp_auth_header, make_notebook
+):
+    # jupytext goes through a script in Python (a 200 KB line held the event loop 100-160 ms, where
+    # every tab's keystrokes wait): long ones are read and written in a worker thread. The watchdog
+    # counts the loop's own CPU while it was late, so a busy machine does not make it fail.
+    long, read = make_notebook("long.ipynb", cells=["x = 1"]), make_notebook("read.ipynb", cells=["x = 1"])
+    line = "x" * 200_000  # one long line, as a fuzzer sent
+    shorter = line[:40_000]  # what one result may carry (max_result_bytes, 64 KB)
+    watchdog = Watchdog()
+    async with connect(server_url, jp_auth_header) as agent, watchdog.running():
+        written = await ok(agent, "write_notebook_text", path=long, text=f"# %%\n{line}\n")
+        written_lag = watchdog.lag
+        await ok(agent, "write_notebook_text", path=read, text=f"# %%\n{shorter}\n")
+        watchdog.reset()
+        text = (await ok(agent, "get_notebook", path=read, format="py:percent"))["text"]
+        read_lag = watchdog.lag
+    assert len(written["cell_ids"]) == 1 and shorter in text
+    assert written_lag < 0.05 and read_lag < 0.02, (written_lag, read_lag)

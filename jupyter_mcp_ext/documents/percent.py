@@ -16,6 +16,7 @@ Anything that cannot be merged fails the whole write before any of it is applied
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,10 @@ _FMT = {
 # Layout hints jupytext records while parsing; they describe the text, not the cell.
 _LAYOUT_KEYS = frozenset({"id", "rev", "lines_to_next_cell", "lines_to_end_of_cell_marker", "cell_marker"})
 _VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # nbformat 4.5's cell id pattern
+# Longer scripts are read and written by jupytext in a worker thread: it goes through a script in
+# Python, about 0.6 us a character (a 200 KB line held the event loop 100-160 ms), while a person's
+# keystrokes wait for the loop. Shorter ones cost less than the hand-off.
+OFF_LOOP_CHARS = 8192
 
 
 def _jupytext() -> Any:
@@ -90,7 +95,7 @@ def check_format(fmt: str) -> None:
         raise ToolError(f"Unknown format '{fmt}'; supported: {', '.join(FORMATS)}.")
 
 
-def to_text(doc: YNotebook) -> tuple[str, list[str]]:
+async def to_text(doc: YNotebook) -> tuple[str, list[str]]:
     """The notebook as a percent script (each marker with the cell's id and revision), and the ids
     of cells the script cannot carry faithfully (a code line that itself starts with ``# %%`` would
     split its cell when written back)."""
@@ -104,6 +109,11 @@ def to_text(doc: YNotebook) -> tuple[str, list[str]]:
         cells.append(
             factory(source=source, metadata={"id": str(ycell.get("id", "")), "rev": revision(source)})
         )
+    size = sum(len(c.source) for c in cells)
+    return await _off_loop(_written, cells) if size > OFF_LOOP_CHARS else _written(cells)
+
+
+def _written(cells: list[Any]) -> tuple[str, list[str]]:
     text = _jupytext().writes(nbformat.v4.new_notebook(cells=cells), fmt=_FMT)
     parsed = {c.id: c for c in parse(text)}
     unfaithful = [
@@ -151,12 +161,24 @@ def check(text: str, *, max_source_chars: int) -> list[TextCell]:
     return wanted
 
 
-def apply_text(doc: YNotebook, text: str, *, max_source_chars: int, reads: Reads | None = None) -> Applied:
-    """Make the live notebook's cells those of the script, keeping everything of matched cells.
+async def read(text: str, *, max_source_chars: int) -> list[TextCell]:
+    """``check``, in a worker thread for a long script (``OFF_LOOP_CHARS``)."""
+    if len(text) <= OFF_LOOP_CHARS:
+        return check(text, max_source_chars=max_source_chars)
+    return await _off_loop(check, text, max_source_chars=max_source_chars)
+
+
+async def _off_loop(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    # Pure work on strings and new objects: nothing the loop's thread touches meanwhile.
+    return await asyncio.to_thread(func, *args, **kwargs)
+
+
+def apply_text(doc: YNotebook, wanted: list[TextCell], *, reads: Reads | None = None) -> Applied:
+    """Make the live notebook's cells those of the script (its cells, from ``read``), keeping
+    everything of matched cells.
 
     With ``reads``, the script is taken as an edit of what the agent read (see the module doc).
     """
-    wanted = check(text, max_source_chars=max_source_chars)
     current = nb.ids(doc)
     result = Applied()
     plan = _plan(doc, wanted, current, reads, result)

@@ -154,7 +154,7 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     kernel, language = nb.kernel_info(doc)
     if args.format == "py:percent":
         check_script_size(doc, ctx.services.limits.max_result_bytes)
-        text, unfaithful = percent.to_text(doc)
+        text, unfaithful = await percent.to_text(doc)
         _served_cells(ctx, path, doc)
         note = (
             f"\n# [cells {', '.join(unfaithful)} contain '# %%' lines: edit them with update_cell, not as text]"
@@ -274,8 +274,8 @@ async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> Tool
     percent.check_format(args.format)
     contents = ctx.services.contents
     path = await api_path(args.path, contents)
+    wanted = await percent.read(args.text, max_source_chars=ctx.services.limits.max_source_chars)
     if path.endswith(".ipynb") and not await ensure_async(contents.file_exists(path)):
-        percent.check(args.text, max_source_chars=ctx.services.limits.max_source_chars)
         await create_notebook.run(ctx, CreateNotebook(path=path))
     path, doc = await ctx.open_notebook(path)
     revisions, client = ctx.services.revisions, ctx.client
@@ -285,9 +285,7 @@ async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> Tool
         seen=set(seen.split("\n")) if seen is not None else None,
         force=args.force,
     )
-    done = percent.apply_text(
-        doc, args.text, max_source_chars=ctx.services.limits.max_source_chars, reads=reads
-    )
+    done = percent.apply_text(doc, wanted, reads=reads)
     for cell_id, (base_rev, source) in done.sources.items():  # the agent's own view: its next base
         revisions.served(client, cell_scope(path, cell_id), source, replacing=base_rev)
     revisions.served(client, cells_scope(path), "\n".join(c for c in done.cell_ids if c not in done.kept))
