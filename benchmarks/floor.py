@@ -52,6 +52,8 @@ class GateHandler(APIHandler):
             self.gate.share = float(body["share"])
             if "free_step" in body:  # issue 21: steps shorter than this are not charged
                 self.gate.free_step = float(body["free_step"])
+            if "time_slice" in body:  # issue 21: seconds of MCP work between two polls for I/O
+                self.gate.time_slice = float(body["time_slice"])
         if "ystore_batching" in body:  # issue 21: the batching update store, on or off
             from jupyter_mcp_ext.documents.ystore import BatchedSQLiteYStore
 
@@ -70,6 +72,8 @@ class GateHandler(APIHandler):
             {
                 "share": gate.share if gate else 1.0,
                 "free_step": getattr(gate, "free_step", 0.0),
+                "time_slice": getattr(gate, "time_slice", 0.0),
+                "sliced": getattr(gate, "sliced", 0),
                 "spent_s": gate.spent if gate else 0.0,
                 "admitted": gate.admitted if gate else 0,
                 "waited": gate.waited if gate else 0,

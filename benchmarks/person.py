@@ -77,9 +77,7 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
         # One agents' run, its seconds taken in turns with the gate at the server's setting and off
         # (the server as it was): the machine's drift falls on both alike.
         setting = (await http.get(f"{url}bench/gate")).json()
-        modes, agents = await _agents(
-            bench, peer, tab, http, paths, seconds, setting["share"], setting.get("free_step", 0.0)
-        )
+        modes, agents = await _agents(bench, peer, tab, http, paths, seconds, setting)
         printing: dict[str, list[float]] = {}
         async with mcp_client(server) as client:
             # The agent's cell prints 100 MB into its notebook (5 MB of it kept there).
@@ -113,7 +111,9 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
         bench.log(
             f"  turns {name}: {mode['stats']['calls_per_s']:.1f} calls/s, keystroke p95 "
             f"{pct(mode['keystroke'], 0.95) if mode['keystroke'] else 0:.1f} ms "
-            f"(idle {pct(idle['keystroke'], 0.95):.1f}), {mode['stats']}"
+            f"(idle {pct(idle['keystroke'], 0.95):.1f}), REST p95 "
+            f"{pct(mode['rest'], 0.95) if mode['rest'] else 0:.1f} ms (idle {pct(idle['rest'], 0.95):.1f}), "
+            f"{mode['stats']}"
         )
     on, off, half = modes["on"]["stats"], modes["off"]["stats"], modes["half"]["stats"]
     alone = modes["nobody"]["stats"]
@@ -151,14 +151,15 @@ async def _agents(
     http: httpx.AsyncClient,
     paths: list[str],
     seconds: float,
-    share: float,
-    free_step: float,
+    setting: dict[str, Any],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """The person's latencies while four agents call flat out from their own process, in one-second
     turns with the gate at ``share`` ("on"), with nobody there, off, at half the share, and with the
     settings of ``BENCH_GATE_MODES``; per kind of turn, the gate's and the server's figures."""
     # "nobody": the gate takes nobody to be here and the person is still (the agents alone);
-    # "half": what a lower setting would give.
+    # "off": neither share nor slices; "half": what a lower setting would give.
+    share, free_step = setting["share"], setting.get("free_step", 0.0)
+    time_slice = setting.get("time_slice", 0.0)
     shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
     # More gate settings to try beside these, with the person typing (issue 21): BENCH_GATE_MODES,
     # JSON {"name": {"share": x, "free_step": seconds, "nobody": bool, "ystore_batching": bool}, ...}.
@@ -195,6 +196,7 @@ async def _agents(
                     f"{url}bench/gate",
                     json={
                         "free_step": free_step,
+                        "time_slice": 0.0 if mode == "off" else time_slice,
                         "ystore_batching": True,
                         **tries.get(mode, {}),
                         "share": shares[mode],
@@ -214,14 +216,17 @@ async def _agents(
                 got = await _sample(peer, tab, http, url, _for(1.0))
             after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
             raw = modes[mode]["raw"]
-            for key in ("spent_s", "admitted", "waited", "thread_cpu_s"):
-                raw[key] += after[key] - before[key]
+            for key in ("spent_s", "admitted", "waited", "sliced", "thread_cpu_s"):
+                raw[key] += after.get(key, 0) - before.get(key, 0)
             raw["wall_s"] += wall
             raw["server_cpu_s"] += bench.server_cpu() - cpu
             modes[mode]["keystroke"] += got["keystroke"]
             modes[mode]["rest"] += got["rest"]
     (
-        await http.put(f"{url}bench/gate", json={"share": share, "nobody": False, "free_step": free_step})
+        await http.put(
+            f"{url}bench/gate",
+            json={"share": share, "nobody": False, "free_step": free_step, "time_slice": time_slice},
+        )
     ).raise_for_status()
     out, _ = await proc.communicate()
     agents = json.loads(out.decode().strip().splitlines()[-1])
@@ -235,6 +240,7 @@ async def _agents(
             "mcp_share_measured": raw["spent_s"] / raw["wall_s"],
             "loop_thread_share": raw["thread_cpu_s"] / raw["wall_s"],
             "calls_waited": raw["waited"] / calls,
+            "slice_waits_per_call": raw["sliced"] / calls,
         }
     return modes, agents
 
@@ -285,7 +291,7 @@ def _issue21_rows(
     _ratio_row(bench, "person's keystroke p95, typing among 4 agents (issue 21)", idle, typing, 2.0)
 
 
-_RAW = ("spent_s", "admitted", "waited", "thread_cpu_s", "wall_s", "server_cpu_s")
+_RAW = ("spent_s", "admitted", "waited", "sliced", "thread_cpu_s", "wall_s", "server_cpu_s")
 
 
 def _ratio_row(bench: Bench, name: str, idle: list[float], busy: list[float], target: float | None) -> None:

@@ -107,6 +107,7 @@ class MCPExtensionApp(MCPSettings):
             self.mcp_loop_share,
             person_here=self.attendance.person_here,
             free_step=self.mcp_loop_free_step_ms / 1000,
+            time_slice=self.mcp_loop_slice_ms / 1000,
         )
         tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
         self.tasks = TaskBoard()

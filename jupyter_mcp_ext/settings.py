@@ -237,6 +237,14 @@ class MCPSettings(ExtensionApp):
         "behind. 0: every step is charged.",
     )
 
+    mcp_loop_slice_ms = Float(
+        2.0,
+        config=True,
+        help="While a person uses the server, MCP work holds the event loop for about this long at most "
+        "(milliseconds) before the loop next looks for people's keystrokes and requests, which then go "
+        "first; the rest of the MCP work waits for that look. 0: MCP work runs as it comes.",
+    )
+
     agents_file = Unicode(
         "",
         config=True,
