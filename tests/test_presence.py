@@ -62,35 +62,37 @@ async def test_the_agent_is_a_collaborator_with_its_caret_in_the_cell_it_edits(
     async with (
         YPeer(server_url, jp_auth_header, path) as person,
         GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
-        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
     ):
-        ids = [c["id"] for c in person.notebook.ycells]
-        await ok(agent, "update_cell", path=path, cell_id=ids[2], source="y = 'é😀'")
-        state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == ids[2])
-        user = state["user"]
-        assert user["name"] == user["display_name"] == "Claude Code (agent)" and user["initials"] == "CC"
-        assert user["username"].startswith("mcp-agent-") and user["username"] != person.user["username"]
-        assert user["color"].startswith("#") and user["bot"] is True
-        assert state["mcp"]["state"] == "idle" and state["autosave"] is True
-        # After the last character, counted in UTF-16 as the browser does: é is 1, 😀 is 2.
-        assert caret_offset(person, state, ids[2]) == len("y = 'é") + 2 + 1
+        async with connect(server_url, jp_auth_header, client_info=CLAUDE) as agent:
+            ids = [c["id"] for c in person.notebook.ycells]
+            await ok(agent, "update_cell", path=path, cell_id=ids[2], source="y = 'é😀'")
+            state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == ids[2])
+            user = state["user"]
+            assert user["name"] == user["display_name"] == "Claude Code (agent)" and user["initials"] == "CC"
+            assert user["username"].startswith("mcp-agent-") and user["username"] != person.user["username"]
+            assert user["color"].startswith("#") and user["bot"] is True
+            assert state["mcp"]["state"] == "idle" and state["autosave"] is True
+            # After the last character, counted in UTF-16 as the browser does: é is 1, 😀 is 2.
+            assert caret_offset(person, state, ids[2]) == len("y = 'é") + 2 + 1
 
-        # An empty cell has no character to stick to: the caret sticks to the cell's text.
-        await ok(agent, "update_cell", path=path, cell_id=ids[1], metadata={"tags": ["t"]})
-        state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == ids[1])
-        assert state["cursors"][0]["head"]["type"] is not None and caret_offset(person, state, ids[1]) == 0
+            # An empty cell has no character to stick to: the caret sticks to the cell's text.
+            await ok(agent, "update_cell", path=path, cell_id=ids[1], metadata={"tags": ["t"]})
+            state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == ids[1])
+            assert (
+                state["cursors"][0]["head"]["type"] is not None and caret_offset(person, state, ids[1]) == 0
+            )
 
-        made = await ok(agent, "insert_cells", path=path, cells=[{"source": "z = 3"}], index=0)
-        state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == made["cell_ids"][0])
-        assert caret_offset(person, state, made["cell_ids"][0]) == 5
+            made = await ok(agent, "insert_cells", path=path, cells=[{"source": "z = 3"}], index=0)
+            state = await agent_state(person, lambda s: s["mcp"]["cell_id"] == made["cell_ids"][0])
+            assert caret_offset(person, state, made["cell_ids"][0]) == 5
 
-        # The collaborators panel's room: who, and the notebook it is in.
-        listed = await agent_state(lobby)
-        assert listed["user"] == user and listed["current"] == f"notebook:{path}"
-        assert listed["documents"] == [path]
-    # Its session ended: it left both rooms.
-    await person.wait_for(lambda _nb: not agents_seen(person))
-    await lobby.wait_for(lambda _nb: not agents_seen(lobby))
+            # The collaborators panel's room: who, and the notebook it is in.
+            listed = await agent_state(lobby)
+            assert listed["user"] == user and listed["current"] == f"notebook:{path}"
+            assert listed["documents"] == [path]
+        # Its session ended: it left both rooms.
+        await person.wait_for(lambda _nb: not agents_seen(person))
+        await lobby.wait_for(lambda _nb: not agents_seen(lobby))
 
 
 async def test_two_agents_are_two_collaborators_and_a_late_tab_sees_them(
@@ -231,16 +233,16 @@ async def test_an_agent_editing_a_file_open_in_an_editor_is_present_there(
     async with (
         TextPeer(server_url, jp_auth_header, "lib.py") as editor,
         GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
-        connect(server_url, jp_auth_header, client_info=CLAUDE) as agent,
     ):
-        await ok(agent, "edit_file", path="lib.py", old_string="x = 1", new_string="x = 2")
-        await editor.wait_for_text("x = 2\n")
-        state = await agent_state(editor)
-        assert state["user"]["name"] == "Claude Code (agent)" and state["mcp"]["cell_id"] is None
-        assert "cursors" not in state
-        listed = await agent_state(lobby)
-        assert listed["current"] == "editor:lib.py" and listed["documents"] == ["lib.py"]
-    await editor.wait_for(lambda _nb: not agents_seen(editor))
+        async with connect(server_url, jp_auth_header, client_info=CLAUDE) as agent:
+            await ok(agent, "edit_file", path="lib.py", old_string="x = 1", new_string="x = 2")
+            await editor.wait_for_text("x = 2\n")
+            state = await agent_state(editor)
+            assert state["user"]["name"] == "Claude Code (agent)" and state["mcp"]["cell_id"] is None
+            assert "cursors" not in state
+            listed = await agent_state(lobby)
+            assert listed["current"] == "editor:lib.py" and listed["documents"] == ["lib.py"]
+        await editor.wait_for(lambda _nb: not agents_seen(editor))  # the agent left: the editor sees it
 
 
 async def test_a_stateless_client_is_present_until_it_has_been_idle_a_while(
