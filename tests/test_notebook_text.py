@@ -3,6 +3,7 @@ agent did not change, and a person with the notebook open sees only the cells th
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import nbformat
@@ -62,7 +63,8 @@ async def test_script_round_trip_changes_nothing_even_for_magics_blank_lines_and
         ]
     )
     before = doc.get()
-    text, unfaithful = await notebook_text.to_text(doc)
+    script = await notebook_text.to_text(doc)
+    text, unfaithful = script.text, script.unfaithful
     assert unfaithful == []
     assert '# %% id="a"' in text and '# %% [markdown] id="m"' in text
     applied = notebook_text.apply_text(doc, notebook_text.check(text, max_source_chars=10_000))
@@ -72,7 +74,7 @@ async def test_script_round_trip_changes_nothing_even_for_magics_blank_lines_and
 
 async def test_a_cell_with_a_marker_line_inside_is_named_as_not_round_tripping():
     doc = local_notebook([{"cell_type": "code", "id": "x", "source": "a = 1\n# %% not a new cell\nb = 2"}])
-    assert (await notebook_text.to_text(doc))[1] == ["x"]
+    assert (await notebook_text.to_text(doc)).unfaithful == ["x"]
 
 
 async def test_rewriting_from_text_keeps_ids_and_outputs_of_unchanged_cells(
@@ -174,3 +176,18 @@ async def test_a_long_script_is_read_and_written_without_freezing_the_server(
         read_lag = watchdog.lag
     assert len(written["cell_ids"]) == 1 and shorter in text
     assert written_lag < 0.05 and read_lag < 0.02, (written_lag, read_lag)
+
+
+async def test_a_long_script_names_the_cells_it_was_made_from_not_those_added_while_it_is_written():
+    # A long script is written in a worker thread while people may edit the notebook: what the agent
+    # is recorded to have seen (its base for the next write) must be what its script shows.
+    doc = local_notebook([{"cell_type": "code", "id": "a", "source": "x = '" + "x" * 20_000 + "'"}])
+
+    async def person_adds_a_cell() -> None:
+        doc.append_cell({"cell_type": "code", "id": "p", "source": "mine", "metadata": {}, "outputs": []})
+
+    added = asyncio.create_task(person_adds_a_cell())  # runs while the script is being written
+    script = await notebook_text.to_text(doc)
+    await added
+    assert [str(c["id"]) for c in doc.ycells] == ["a", "p"]
+    assert [cell_id for cell_id, _ in script.cells] == ["a"] and 'id="p"' not in script.text

@@ -90,27 +90,37 @@ class Applied:
     sources: dict[str, tuple[str | None, str]] = field(default_factory=dict)  # id -> (base rev, agent's text)
 
 
+@dataclass
+class Script:
+    """A notebook as a percent script, and what it was made from."""
+
+    text: str
+    unfaithful: list[str]  # cells the script cannot carry faithfully (see ``to_text``)
+    cells: list[tuple[str, str]]  # (id, source) of each cell as copied: what the reader is shown
+
+
 def check_format(fmt: str) -> None:
     if fmt not in FORMATS:
         raise ToolError(f"Unknown format '{fmt}'; supported: {', '.join(FORMATS)}.")
 
 
-async def to_text(doc: YNotebook) -> tuple[str, list[str]]:
+async def to_text(doc: YNotebook) -> Script:
     """The notebook as a percent script (each marker with the cell's id and revision), and the ids
     of cells the script cannot carry faithfully (a code line that itself starts with ``# %%`` would
-    split its cell when written back)."""
-    cells = []
+    split its cell when written back). The cells are copied at once: a long script is then written
+    in a worker thread, while people may edit the live notebook."""
+    cells, copied = [], []
     for ycell in doc.ycells:
         cell_type = str(ycell.get("cell_type", "code"))
         factory = {"markdown": nbformat.v4.new_markdown_cell, "raw": nbformat.v4.new_raw_cell}.get(
             cell_type, nbformat.v4.new_code_cell
         )
-        source = str(ycell["source"])
-        cells.append(
-            factory(source=source, metadata={"id": str(ycell.get("id", "")), "rev": revision(source)})
-        )
-    size = sum(len(c.source) for c in cells)
-    return await _off_loop(_written, cells) if size > OFF_LOOP_CHARS else _written(cells)
+        source, cell_id = str(ycell["source"]), str(ycell.get("id", ""))
+        cells.append(factory(source=source, metadata={"id": cell_id, "rev": revision(source)}))
+        copied.append((cell_id, source))
+    size = sum(len(source) for _, source in copied)
+    text, unfaithful = await _off_loop(_written, cells) if size > OFF_LOOP_CHARS else _written(cells)
+    return Script(text, unfaithful, copied)
 
 
 def _written(cells: list[Any]) -> tuple[str, list[str]]:

@@ -154,8 +154,9 @@ async def get_notebook(ctx: ToolContext, args: GetNotebook) -> ToolResult:
     kernel, language = nb.kernel_info(doc)
     if args.format == "py:percent":
         check_script_size(doc, ctx.services.limits.max_result_bytes)
-        text, unfaithful = await percent.to_text(doc)
-        _served_cells(ctx, path, doc)
+        script = await percent.to_text(doc)
+        _served_cells(ctx, path, script.cells)  # as copied: people may have typed since
+        text, unfaithful = script.text, script.unfaithful
         note = (
             f"\n# [cells {', '.join(unfaithful)} contain '# %%' lines: edit them with update_cell, not as text]"
             if unfaithful
@@ -304,13 +305,12 @@ async def write_notebook_text(ctx: ToolContext, args: WriteNotebookText) -> Tool
     )
 
 
-def _served_cells(ctx: ToolContext, path: str, doc: Any) -> None:
+def _served_cells(ctx: ToolContext, path: str, cells: list[tuple[str, str]]) -> None:
     """Remember each cell's source as this client saw it in a whole read, and which cells there were."""
     revisions, client = ctx.services.revisions, ctx.client
-    cell_ids = nb.ids(doc)
-    for i, cell_id in enumerate(cell_ids):
-        revisions.served(client, cell_scope(path, cell_id), nb.source(doc, i))
-    revisions.served(client, cells_scope(path), "\n".join(cell_ids))
+    for cell_id, source in cells:
+        revisions.served(client, cell_scope(path, cell_id), source)
+    revisions.served(client, cells_scope(path), "\n".join(cell_id for cell_id, _ in cells))
 
 
 TOOLS = [list_notebooks, create_notebook, get_notebook, search_notebook, write_notebook_text]
