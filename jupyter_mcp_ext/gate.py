@@ -75,12 +75,12 @@ class _Metered:
         early: BaseException | None = None  # thrown in while paused before the first step
         started = False
         while True:
-            again = True  # after a slice's wait, look again: the new slice may be full already
-            while error is None and again:
+            woken = False  # from a slice's wait: look again, the new slice may be used up already
+            while error is None:
                 if gate._credit < -DEBT and gate.owes():  # cheap tests first: every step
-                    waiter, again = gate.hold(), False
+                    waiter, for_slice = gate.hold(), False
                 elif gate._sliced > gate._slice_limit and gate.yields():
-                    waiter = gate.next_slice()
+                    waiter, for_slice = gate.next_slice(first=not woken), True
                 else:
                     break
                 try:
@@ -92,6 +92,9 @@ class _Metered:
                     else:  # thrown into it unstarted, it would skip its body, ``finally`` included
                         early = exc
                     break
+                if not for_slice:
+                    break
+                woken = True
             start = clock()
             try:
                 yielded = send(value) if error is None else throw(error)
@@ -158,10 +161,10 @@ class LoopGate:
         self._installed: asyncio.AbstractEventLoop | None = None
         self._previous_factory: Any = None
         self.time_slice = time_slice
-        self._sliced = 0.0  # loop time MCP steps held since the loop last polled for people's I/O
+        self._sliced = 0.0  # loop time MCP steps held since this slice began
         self._next: list[asyncio.Future[None]] = []  # work waiting for the next slice
         self._slice_timer: asyncio.TimerHandle | None = None
-        self.sliced = 0  # times work waited for the next slice
+        self.sliced = 0  # times a step waited for a slice (a second wait, woken into a full one, not counted)
 
     @property
     def time_slice(self) -> float:
@@ -236,6 +239,9 @@ class LoopGate:
         if self._installed is not None and not self._installed.is_closed():
             self._installed.set_task_factory(self._previous_factory)
         self._installed = None
+        if self._slice_timer is not None:  # a later loop starts with a slice of its own
+            self._slice_timer.cancel()
+            self._new_slice()
 
     async def run(
         self, key: str, work: Coroutine[Any, Any, T], *, meter: bool = True, turn: bool = True
@@ -286,7 +292,7 @@ class LoopGate:
             return False
         return True
 
-    def next_slice(self) -> asyncio.Future[None]:
+    def next_slice(self, first: bool = True) -> asyncio.Future[None]:
         """A wait until the loop has polled for I/O once more and run what that brought.
 
         A timer due at once runs after the I/O callbacks of the loop's next poll (asyncio runs what
@@ -296,7 +302,7 @@ class LoopGate:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
         self._next.append(waiter)
-        self.sliced += 1
+        self.sliced += first
         if self._slice_timer is None:
             self._slice_timer = loop.call_later(0, self._new_slice)
         return waiter

@@ -124,3 +124,27 @@ async def test_a_task_cancelled_while_it_waits_for_the_next_slice_still_runs_its
 def test_the_server_slices_agents_work_by_default(jp_serverapp):
     (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
     assert app.gate.time_slice == app.mcp_loop_slice_ms / 1000 == 0.002
+
+
+def test_a_gate_used_again_on_a_new_loop_starts_with_a_slice_of_its_own():
+    gate = LoopGate(1.0, person_here=lambda: True, time_slice=SLICE)
+    loop = asyncio.new_event_loop()
+    gate.install(loop)
+    # A slice used up and a wait for the next, and the loop stopped before that wait's timer fires.
+    loop.call_soon(lambda: (gate.spend(1.0), gate.next_slice(), loop.stop()))
+    loop.run_forever()
+    gate.uninstall()
+    loop.close()
+    ran: list[str] = []
+
+    async def on_a_new_loop() -> None:
+        async def work() -> None:
+            ran.append("ran")
+
+        try:
+            await asyncio.wait_for(gate.run("a", work(), turn=False), timeout=5)
+        finally:
+            gate.uninstall()
+
+    asyncio.run(on_a_new_loop())
+    assert ran == ["ran"]
