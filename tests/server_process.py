@@ -6,11 +6,17 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from .server_main import LAUNCHER
+
+PORT_TRIES = 3
+
+
+class PortTaken(Exception):
+    """The server could not listen on its port: something took it after the test chose it."""
 
 
 @contextmanager
@@ -31,6 +37,8 @@ def server_process(
         try:
             deadline = time.monotonic() + 90
             while "MCP endpoint:" not in log_path.read_text():
+                if process.poll() is not None and "is not available" in log_path.read_text():
+                    raise PortTaken(log_path.read_text())
                 assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
                 time.sleep(0.25)
             yield process
@@ -43,12 +51,43 @@ def server_process(
 
 
 @contextmanager
+def server_on_a_free_port(
+    arguments: Callable[[int], list[str]],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    log_path: Callable[[int], Path],
+    stop_wait: float = 10,
+) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """``server_process`` with ``arguments(port)`` on a port free when chosen; chosen again (up to
+    ``PORT_TRIES`` times) if another process takes it before the server listens (with four test
+    processes starting servers and kernels, a free port does not stay free)."""
+    from .test_cli import free_port  # test_cli imports this module
+
+    with ExitStack() as stack:
+        for attempt in range(1, PORT_TRIES + 1):
+            port = free_port()
+            try:
+                process = stack.enter_context(
+                    server_process(
+                        arguments(port), env=env, cwd=cwd, log_path=log_path(port), stop_wait=stop_wait
+                    )
+                )
+            except PortTaken:
+                if attempt == PORT_TRIES:
+                    raise
+            else:
+                break
+        yield process, port
+
+
+@contextmanager
 def server_on(work: Path, *args: str, clean_exit: bool = False) -> Iterator[str]:
     """A server process on ``work``'s root, config, data, runtime and state folders (kept between
     starts: a restart finds what the last one left), with the suite's token, short save and poll
     delays and ``args``; yields its URL. Config files go in ``work / "config"``. ``clean_exit``: the
     server must have stopped with status 0 (it stopped its extensions, and the journal flushed)."""
-    from .test_cli import HERE, TOKEN, free_port  # test_cli imports this module
+    from .test_cli import HERE, TOKEN  # test_cli imports this module
 
     for name in ("root", "config", "data", "runtime", "state"):
         (work / name).mkdir(exist_ok=True)
@@ -59,17 +98,18 @@ def server_on(work: Path, *args: str, clean_exit: bool = False) -> Iterator[str]
         "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
         "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
     }
-    port = free_port()
-    log_path = work / f"server-{port}.log"
-    with server_process(
-        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
-         "--allow-root", f"--ServerApp.root_dir={work / 'root'}", f"--IdentityProvider.token={TOKEN}",
-         "--ServerApp.port_retries=0",
-         f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
-         f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}",
-         "--YDocExtension.document_save_delay=0.3", "--YDocExtension.file_poll_interval=0.3", *args],
-        env=env, cwd=work, log_path=log_path, stop_wait=20,
-    ) as process:  # fmt: skip
+
+    def arguments(port: int) -> list[str]:
+        return ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
+                "--allow-root", f"--ServerApp.root_dir={work / 'root'}", f"--IdentityProvider.token={TOKEN}",
+                "--ServerApp.port_retries=0",
+                f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
+                f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}",
+                "--YDocExtension.document_save_delay=0.3", "--YDocExtension.file_poll_interval=0.3", *args]  # fmt: skip
+
+    with server_on_a_free_port(
+        arguments, env=env, cwd=work, log_path=lambda port: work / f"server-{port}.log", stop_wait=20
+    ) as (process, port):
         # Stopped with SIGTERM at the end: the server stops its extensions, and the journal flushes.
         yield f"http://127.0.0.1:{port}/"
-    assert not clean_exit or process.returncode == 0, log_path.read_text()
+    assert not clean_exit or process.returncode == 0, (work / f"server-{port}.log").read_text()

@@ -25,7 +25,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .oauth_flow import Flow, person_logged_in
-from .server_process import server_process
+from .server_process import server_on_a_free_port
 
 TOKEN = "cli-test-token-5f3a"
 HERE = Path(__file__).resolve().parent.parent
@@ -66,13 +66,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     }
     for key in [k for k in env if k.startswith("JUPYTERHUB_")]:
         del env[key]
-    port = free_port()
-    with server_process(
-        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
+    with server_on_a_free_port(
+        lambda port: ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
          "--allow-root", f"--ServerApp.root_dir={work / 'root'}", "--ServerApp.base_url=/base/",
          f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0"],
-        env=env, cwd=work, log_path=work / "server.log",
-    ):  # fmt: skip
+        env=env, cwd=work, log_path=lambda _port: work / "server.log",
+    ) as (_, port):  # fmt: skip
         yield {
             "port": port,
             "env": env,

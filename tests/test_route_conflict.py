@@ -18,8 +18,8 @@ import pytest
 
 from jupyter_mcp_ext import cli
 
-from .server_process import server_process
-from .test_cli import HERE, TOKEN, free_port, tool_names
+from .server_process import server_on_a_free_port
+from .test_cli import HERE, TOKEN, tool_names
 
 # The other extension: it answers GET and POST on <base_url>/mcp with a page of its own.
 OTHER = """
@@ -72,14 +72,13 @@ def server(work: Path, other: str | None, *args: str) -> Iterator[dict]:
         "JUPYTER_PREFER_ENV_PATH": "0",
         "PYTHONPATH": os.pathsep.join([str(HERE), str(work / "modules"), os.environ.get("PYTHONPATH", "")]),
     }
-    port = free_port()
     log_path = work / "server.log"
-    with server_process(
-        ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
+    with server_on_a_free_port(
+        lambda port: ["--ip=127.0.0.1", f"--port={port}", "--no-browser",
          "--allow-root", f"--ServerApp.root_dir={work / 'root'}", "--ServerApp.base_url=/base/",
          f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0", *args],
-        env=env, cwd=work, log_path=log_path,
-    ):  # fmt: skip
+        env=env, cwd=work, log_path=lambda _port: log_path,
+    ) as (_, port):  # fmt: skip
         yield {"base": f"http://127.0.0.1:{port}/base/", "env": env, "log": log_path}
 
 
