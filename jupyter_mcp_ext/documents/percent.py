@@ -118,8 +118,7 @@ async def to_text(doc: YNotebook) -> Script:
         source, cell_id = str(ycell["source"]), str(ycell.get("id", ""))
         cells.append(factory(source=source, metadata={"id": cell_id, "rev": revision(source)}))
         copied.append((cell_id, source))
-    size = sum(len(source) for _, source in copied)
-    text, unfaithful = await _off_loop(_written, cells) if size > OFF_LOOP_CHARS else _written(cells)
+    text, unfaithful = await _by_size(sum(len(source) for _, source in copied), _written, cells)
     return Script(text, unfaithful, copied)
 
 
@@ -173,13 +172,14 @@ def check(text: str, *, max_source_chars: int) -> list[TextCell]:
 
 async def read(text: str, *, max_source_chars: int) -> list[TextCell]:
     """``check``, in a worker thread for a long script (``OFF_LOOP_CHARS``)."""
-    if len(text) <= OFF_LOOP_CHARS:
-        return check(text, max_source_chars=max_source_chars)
-    return await _off_loop(check, text, max_source_chars=max_source_chars)
+    return await _by_size(len(text), check, text, max_source_chars=max_source_chars)
 
 
-async def _off_loop(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    # Pure work on strings and new objects: nothing the loop's thread touches meanwhile.
+async def _by_size(chars: int, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``func(*args)`` on a script of ``chars`` characters: in a worker thread past ``OFF_LOOP_CHARS``
+    (pure work on strings and new objects: nothing the loop's thread touches meanwhile)."""
+    if chars <= OFF_LOOP_CHARS:
+        return func(*args, **kwargs)
     return await asyncio.to_thread(func, *args, **kwargs)
 
 
