@@ -308,14 +308,9 @@ async def test_a_room_an_agent_opened_serves_the_persons_tabs_while_agents_are_p
             assert max(typed) < 5, typed
 
 
-async def test_a_task_cancelled_while_paused_before_its_first_step_still_runs_its_cleanup():
-    """A task MCP work starts can be paused before its first step; cancelled there (the server
-    stopping), it must still hear the cancellation inside its body, as it would have without the
-    gate: thrown into a coroutine that never started, it skips its ``finally`` blocks, and whoever
-    waits for them waits forever (the room-save hang below)."""
-    gate = LoopGate(SHARE, person_here=lambda: True)
-    gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: their work is paused
-    ran: list[str] = []
+async def start_a_task_that_cleans_up(ran: list[str]) -> asyncio.Task[None]:
+    """Started in ``gate.run``, a task of MCP work (metered, and paused or sliced by the gate) that
+    records in ``ran`` that its body started and that its ``finally`` ran."""
 
     async def body() -> None:
         try:
@@ -324,11 +319,19 @@ async def test_a_task_cancelled_while_paused_before_its_first_step_still_runs_it
         finally:
             ran.append("cleaned up")
 
-    async def start() -> asyncio.Task[None]:
-        return asyncio.create_task(body())  # MCP work: metered, and paused while the gate owes
+    return asyncio.create_task(body())
 
+
+async def test_a_task_cancelled_while_paused_before_its_first_step_still_runs_its_cleanup():
+    """A task MCP work starts can be paused before its first step; cancelled there (the server
+    stopping), it must still hear the cancellation inside its body, as it would have without the
+    gate: thrown into a coroutine that never started, it skips its ``finally`` blocks, and whoever
+    waits for them waits forever (the room-save hang below)."""
+    gate = LoopGate(SHARE, person_here=lambda: True)
+    gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s: their work is paused
+    ran: list[str] = []
     try:
-        task = await gate.run("a", start(), meter=False, turn=False)
+        task = await gate.run("a", start_a_task_that_cleans_up(ran), meter=False, turn=False)
         await asyncio.sleep(0.05)
         assert gate.paused == 1 and ran == [], "the task was not paused before its first step"
         task.cancel()

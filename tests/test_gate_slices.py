@@ -18,6 +18,8 @@ import pytest
 
 from jupyter_mcp_ext.gate import LoopGate
 
+from .test_gate import start_a_task_that_cleans_up
+
 STEP = 0.003  # seconds each of the agents' steps computes: longer than the slice
 SLICE = 0.001
 AGENTS = 6
@@ -99,19 +101,8 @@ async def test_a_task_cancelled_while_it_waits_for_the_next_slice_still_runs_its
     gate = LoopGate(1.0, person_here=lambda: True, time_slice=SLICE)
     gate.spend(1.0)  # MCP work held the loop for a second since its last look for I/O
     ran: list[str] = []
-
-    async def body() -> None:
-        try:
-            ran.append("started")
-            await asyncio.sleep(30)
-        finally:
-            ran.append("cleaned up")
-
-    async def start() -> asyncio.Task[None]:
-        return asyncio.create_task(body())
-
     try:
-        task = await gate.run("a", start(), meter=False, turn=False)
+        task = await gate.run("a", start_a_task_that_cleans_up(ran), meter=False, turn=False)
         await asyncio.sleep(0)  # its first look: the slice is used up, it waits for the next
         task.cancel()  # before its first step
         with pytest.raises(asyncio.CancelledError):
