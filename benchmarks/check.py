@@ -41,6 +41,10 @@ SCENARIOS = (
     "person's keystroke p95, during a 100 MB print",
     "person's REST p95, during a 100 MB print",
     "4 agents flat out under the gate: throughput",
+    "4 agents' calls/s, a person typing, against nobody there",
+    "person's keystroke p95, typing among 4 agents (issue 21)",
+    "machine's floor: 4 agents' calls/s on another server, a person typing here, against nobody there",
+    "machine's floor: person's keystroke p95, 4 agents on another server",
 )
 
 

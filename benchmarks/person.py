@@ -2,8 +2,9 @@
 
 A person is two Yjs clients in one notebook (a keystroke in one, timed until the other's observer
 sees it) and a file browser (``GET /api/contents``), taken in turns. Their latencies are measured
-idle, while four agents call flat out from a process of their own (``benchmarks.agents``), and
-while an agent's cell prints 100 MB; the rows give the ratios to idle in the same run.
+idle, while four agents call flat out from a process of their own (in turns of each kind:
+``agent_turns.py``, the machine's floor among them), and while an agent's cell prints 100 MB; the
+rows give the ratios to idle in the same run.
 
 Server CPU per call is measured with a raw HTTP client (no SDK client: its own CPU, about 2.8 ms
 a call, would hide the server's) for ``ping``, ``read_cells`` and ``insert_cells``, beside a floor:
@@ -14,47 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 
+from .agent_turns import agent_turns, issue21_rows
 from .bench import Bench
 from .client import call, cell_ids, mcp_client, raw_initialize, write_notebook
-from .report import Row, ms, pct
+from .report import Row, pct
+from .typist import for_seconds, ratio_row, sample
 from .yjs import YPeer
 
 AGENTS = 4
-REPO = str(Path(__file__).resolve().parent.parent)  # the agents' process imports benchmarks from here
 VERSION = "2025-11-25"
-
-
-async def _sample(
-    peer: Any, tab: Any, http: httpx.AsyncClient, url: str, until: Any
-) -> dict[str, list[float]]:
-    """Keystrokes and REST calls in turns, every ~20 ms, until ``until()`` is true."""
-    keys: list[float] = []
-    rest: list[float] = []
-    while not until():
-        before = len(tab.sources()[0])
-        start = time.perf_counter()
-        peer.insert_text(0, 0, "k")
-        await tab.wait_for(lambda nb, before=before: len(tab.sources()[0]) > before, timeout=60)
-        keys.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        (await http.get(f"{url}api/contents", params={"content": "1"})).raise_for_status()
-        rest.append(time.perf_counter() - start)
-        await asyncio.sleep(0.02)
-    return {"keystroke": ms(keys), "rest": ms(rest)}
-
-
-def _for(seconds: float) -> Any:
-    end = time.monotonic() + seconds
-    return lambda: time.monotonic() >= end
 
 
 async def person(bench: Bench, *, flood: bool = True) -> None:
@@ -72,12 +46,12 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
         YPeer(url, server.headers, "person.ipynb") as tab,
         httpx.AsyncClient(headers=server.headers, timeout=60) as http,
     ):
-        await _sample(peer, tab, http, url, _for(1.0))  # warm-up
-        idle = await _sample(peer, tab, http, url, _for(seconds))
+        await sample(peer, tab, http, url, for_seconds(1.0))  # warm-up
+        idle = await sample(peer, tab, http, url, for_seconds(seconds))
         # One agents' run, its seconds taken in turns with the gate at the server's setting and off
         # (the server as it was): the machine's drift falls on both alike.
         setting = (await http.get(f"{url}bench/gate")).json()
-        modes, agents = await _agents(bench, peer, tab, http, paths, seconds, setting)
+        modes, agents = await agent_turns(bench, peer, tab, http, paths, seconds, setting)
         printing: dict[str, list[float]] = {}
         async with mcp_client(server) as client:
             # The agent's cell prints 100 MB into its notebook (5 MB of it kept there).
@@ -86,12 +60,12 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
                 printed = asyncio.create_task(
                     call(client, "insert_and_execute", path="person-flood.ipynb", source=code, timeout=300)
                 )
-                printing = await _sample(peer, tab, http, url, printed.done)
+                printing = await sample(peer, tab, http, url, printed.done)
                 await printed
     for what, label, target in (("keystroke", "keystroke", 1.5), ("rest", "REST", 2.0)):
-        _ratio_row(bench, f"person's {label} p95, 4 agents flat out", idle[what], modes["on"][what], target)
-        _ratio_row(bench, f"person's {label} p95, 4 agents, gate off", idle[what], modes["off"][what], None)
-        _ratio_row(
+        ratio_row(bench, f"person's {label} p95, 4 agents flat out", idle[what], modes["on"][what], target)
+        ratio_row(bench, f"person's {label} p95, 4 agents, gate off", idle[what], modes["off"][what], None)
+        ratio_row(
             bench,
             f"person's {label} p95, 4 agents, gate at half the share",
             idle[what],
@@ -99,14 +73,14 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
             None,
         )
     if printing:
-        _ratio_row(
+        ratio_row(
             bench,
             "person's keystroke p95, during a 100 MB print",
             idle["keystroke"],
             printing["keystroke"],
             1.5,
         )
-        _ratio_row(bench, "person's REST p95, during a 100 MB print", idle["rest"], printing["rest"], None)
+        ratio_row(bench, "person's REST p95, during a 100 MB print", idle["rest"], printing["rest"], None)
     for name, mode in modes.items():  # every kind of turn, the ones tried included
         bench.log(
             f"  turns {name}: {mode['stats']['calls_per_s']:.1f} calls/s, keystroke p95 "
@@ -117,7 +91,7 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
         )
     on, off, half = modes["on"]["stats"], modes["off"]["stats"], modes["half"]["stats"]
     alone = modes["nobody"]["stats"]
-    _issue21_rows(bench, idle["keystroke"], modes["on"]["keystroke"], on, alone)
+    issue21_rows(bench, idle["keystroke"], modes)
     bench.add(
         Row(
             "4 agents flat out under the gate: throughput",
@@ -139,181 +113,6 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
                 **{f"gate_off_{k}": v for k, v in off.items()},
                 **{f"gate_half_{k}": v for k, v in half.items()},
                 **{f"nobody_{k}": v for k, v in alone.items()},
-            },
-        )
-    )
-
-
-async def _agents(
-    bench: Bench,
-    peer: Any,
-    tab: Any,
-    http: httpx.AsyncClient,
-    paths: list[str],
-    seconds: float,
-    setting: dict[str, Any],
-) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """The person's latencies while four agents call flat out from their own process, in one-second
-    turns with the gate at ``share`` ("on"), with nobody there, off, at half the share, and with the
-    settings of ``BENCH_GATE_MODES``; per kind of turn, the gate's and the server's figures."""
-    # "nobody": the gate takes nobody to be here and the person is still (the agents alone);
-    # "off": neither share nor slices; "half": what a lower setting would give.
-    share, free_step = setting["share"], setting.get("free_step", 0.0)
-    time_slice = setting.get("time_slice", 0.0)
-    shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
-    # More gate settings to try beside these, with the person typing (issue 21): BENCH_GATE_MODES,
-    # JSON {"name": {"share": x, "free_step": seconds, "nobody": bool, "ystore_batching": bool}, ...}.
-    tries: dict[str, dict[str, Any]] = json.loads(os.environ.get("BENCH_GATE_MODES", "{}"))
-    shares.update({name: float(t.get("share", share)) for name, t in tries.items()})
-    url = bench.server.url
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "benchmarks.agents",
-        url,
-        bench.server.token,
-        *paths,
-        "--seconds",
-        str(len(shares) * seconds + 3),  # the turns and the last one's overrun
-        stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))},
-    )
-    assert proc.stdout is not None
-    await proc.stdout.readline()  # ready
-    await asyncio.sleep(0.5)
-    modes: dict[str, dict[str, Any]] = {
-        m: {"keystroke": [], "rest": [], "raw": dict.fromkeys(_RAW, 0.0)} for m in shares
-    }
-    end = time.monotonic() + len(shares) * seconds
-    turn = 0
-    with bench.phase("person under four agents", 1):  # --profile: a py-spy record of these turns
-        while time.monotonic() < end:
-            mode = list(shares)[turn % len(shares)]
-            turn += 1
-            nobody = mode == "nobody" or bool(tries.get(mode, {}).get("nobody"))
-            (
-                await http.put(
-                    f"{url}bench/gate",
-                    json={
-                        "free_step": free_step,
-                        "time_slice": 0.0 if mode == "off" else time_slice,
-                        "ystore_batching": True,
-                        **tries.get(mode, {}),
-                        "share": shares[mode],
-                        "nobody": nobody,
-                    },
-                )
-            ).raise_for_status()
-            before, cpu, start = (
-                (await http.get(f"{url}bench/gate")).json(),
-                bench.server_cpu(),
-                time.monotonic(),
-            )
-            if nobody:
-                await asyncio.sleep(1.0)
-                got = {"keystroke": [], "rest": []}
-            else:
-                got = await _sample(peer, tab, http, url, _for(1.0))
-            after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
-            raw = modes[mode]["raw"]
-            for key in ("spent_s", "admitted", "waited", "sliced", "thread_cpu_s"):
-                raw[key] += after.get(key, 0) - before.get(key, 0)
-            raw["wall_s"] += wall
-            raw["server_cpu_s"] += bench.server_cpu() - cpu
-            modes[mode]["keystroke"] += got["keystroke"]
-            modes[mode]["rest"] += got["rest"]
-    (
-        await http.put(
-            f"{url}bench/gate",
-            json={"share": share, "nobody": False, "free_step": free_step, "time_slice": time_slice},
-        )
-    ).raise_for_status()
-    out, _ = await proc.communicate()
-    agents = json.loads(out.decode().strip().splitlines()[-1])
-    for name, mode in modes.items():
-        raw = mode.pop("raw")
-        calls = max(1.0, raw["admitted"])  # the agents' requests (each a call) admitted in these turns
-        mode["stats"] = {
-            "share": shares[name],
-            "calls_per_s": raw["admitted"] / raw["wall_s"],
-            "server_cpu_ms_per_call": raw["server_cpu_s"] * 1000 / calls,
-            "mcp_share_measured": raw["spent_s"] / raw["wall_s"],
-            "loop_thread_share": raw["thread_cpu_s"] / raw["wall_s"],
-            "calls_waited": raw["waited"] / calls,
-            "slice_waits_per_call": raw["sliced"] / calls,
-        }
-    return modes, agents
-
-
-def _issue21_rows(
-    bench: Bench, idle: list[float], typing: list[float], on: dict[str, Any], alone: dict[str, Any]
-) -> None:
-    """Issue 21: agents are not throttled by a person's presence. Four agents' calls/s with a person
-    typing (the gate at its setting) against the same agents with nobody there, in the same run's
-    interleaved turns; their total; the person's keystroke p95 then against idle."""
-    extra = {
-        "typing_calls_per_s": on["calls_per_s"],
-        "nobody_calls_per_s": alone["calls_per_s"],
-        "typing_server_cpu_ms_per_call": on["server_cpu_ms_per_call"],
-        "nobody_server_cpu_ms_per_call": alone["server_cpu_ms_per_call"],
-        "typing_calls_waited": on["calls_waited"],
-    }
-    bench.add(
-        Row(
-            "4 agents' calls/s, a person typing, against nobody there",
-            "calls/s",
-            on["calls_per_s"],
-            None,
-            1,
-            alone["calls_per_s"],
-            "nobody there",
-            "min_ratio",
-            0.8,
-            ">= 0.8x",
-            extra,
-        )
-    )
-    bench.add(
-        Row(
-            "4 agents' calls/s in all, a person typing",
-            "calls/s",
-            on["calls_per_s"],
-            None,
-            1,
-            0.0,
-            "-",
-            "min",
-            250,
-            ">= 250 calls/s",
-            extra,
-        )
-    )
-    _ratio_row(bench, "person's keystroke p95, typing among 4 agents (issue 21)", idle, typing, 2.0)
-
-
-_RAW = ("spent_s", "admitted", "waited", "sliced", "thread_cpu_s", "wall_s", "server_cpu_s")
-
-
-def _ratio_row(bench: Bench, name: str, idle: list[float], busy: list[float], target: float | None) -> None:
-    """``busy`` p95 against ``idle`` p95 (both in ms, from the same run); p50s in extra."""
-    bench.raw[name] = busy
-    p95_idle, p95_busy = pct(idle, 0.95), pct(busy, 0.95)
-    bench.add(
-        Row(
-            name,
-            "ms",
-            p95_busy,
-            None,
-            len(busy),
-            p95_idle,
-            "idle p95",
-            "ratio" if target is not None else "info",
-            target or 0,
-            f"<= {target}x idle" if target is not None else "-",
-            {
-                "p50_ms": statistics.median(busy),
-                "idle_p50_ms": statistics.median(idle),
-                "p50_vs_idle": statistics.median(busy) / statistics.median(idle),
             },
         )
     )
