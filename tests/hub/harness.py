@@ -82,13 +82,19 @@ class Hub:
 
     def __init__(self, workdir: Path, proxy: str) -> None:
         self.workdir = workdir
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.proxy = proxy
         self.admin_token = secrets.token_hex(16)
         self.log_path = workdir / "hub.log"
-        self._write_config(proxy)
+        self._choose_ports()
         self.process: subprocess.Popen[bytes] | None = None
         self.pids: dict[str, int] = {}  # spawned servers, in case the Hub leaves one behind
+
+    def _choose_ports(self) -> None:
+        """Free ports for the proxy, the Hub and the proxy's API (chosen again if one was taken before
+        the Hub bound it: other test processes start servers meanwhile), and the config naming them."""
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._write_config(self.proxy)
 
     def _write_config(self, proxy: str) -> None:
         server_config = self.workdir / "jupyter_server_config.py"
@@ -169,7 +175,20 @@ class Hub:
 
     # -- life ------------------------------------------------------------------------------
 
-    def start(self, timeout: float = 90) -> None:
+    def start(self, timeout: float = 90, tries: int = 3) -> None:
+        """Start the Hub and wait until it answers; on ports other processes took first, again on
+        other ones (up to ``tries`` times)."""
+        for attempt in range(1, tries + 1):
+            try:
+                return self._start(timeout)
+            except RuntimeError:
+                if attempt == tries or not self.port_taken():
+                    raise
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)  # the proxy, if it outlived the Hub
+                self._choose_ports()
+
+    def _start(self, timeout: float) -> None:
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(
             [*PREFIX, "jupyterhub", "-f", str(self.workdir / "jupyterhub_config.py")],
@@ -183,6 +202,8 @@ class Hub:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"JupyterHub exited ({self.process.returncode}):\n{self.log_tail()}")
+            if self.port_taken():  # the proxy may live on without its public port
+                raise RuntimeError(f"A port of the Hub's was taken:\n{self.log_tail()}")
             try:
                 if httpx.get(f"{self.url}/hub/api/", timeout=2).status_code == 200:
                     return
@@ -208,6 +229,10 @@ class Hub:
         for pid in [self.process.pid, *self.pids.values()]:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # each spawned server leads a session of its own
+
+    def port_taken(self) -> bool:
+        log = self.log_tail(400).lower()
+        return "address already in use" in log or "eaddrinuse" in log
 
     def log_tail(self, lines: int = 60) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
