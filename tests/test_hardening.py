@@ -197,9 +197,9 @@ async def test_nan_and_infinity_are_refused_wherever_metadata_comes_in(
         await ok(agent, "update_cell", path=path, cell_id=cell_id, source="x = 3")
     for _ in range(40):
         await anyio.sleep(0.25)
-        if on_disk(jp_root_dir / path).cells[0].source == "x = 3":
+        if [c.source for c in await saved_cells(jp_root_dir / path)][:1] == ["x = 3"]:
             break
-    assert on_disk(jp_root_dir / path).cells[0].source == "x = 3"
+    assert (await saved_cells(jp_root_dir / path))[0].source == "x = 3"
 
 
 async def test_a_notebook_that_already_holds_infinity_reads_with_a_clear_reason(
@@ -379,10 +379,14 @@ async def test_one_notebook_through_a_symlinked_folder_is_one_room(
         assert len(rooms) == 1
     for _ in range(40):
         await anyio.sleep(0.25)
-        if len(on_disk(jp_root_dir / path).cells) == 3:
+        if len(await saved_cells(jp_root_dir / path)) == 3:
             break
     await anyio.sleep(1.5)  # a second room's late save would overwrite the file here
-    assert [c.source for c in on_disk(jp_root_dir / path).cells] == ["base", "through a", "through the link"]
+    assert [c.source for c in await saved_cells(jp_root_dir / path)] == [
+        "base",
+        "through a",
+        "through the link",
+    ]
 
 
 # -- 7. bounded results, and no long stall while reading ---------------------------------------------
