@@ -125,6 +125,29 @@ async def test_two_agents_are_two_collaborators_and_a_late_tab_sees_them(
         await first.wait_for(lambda _nb: not agents_seen(first))
 
 
+async def test_a_tab_opened_after_the_agent_worked_alone_sees_it_where_it_is_now(
+    server_url, jp_auth_header, make_notebook
+):
+    """With nobody in its rooms the agent's state is not sent (nor worked out) on each call; the
+    first tab to come sees it at once, in the cell it worked on last, not where it was first."""
+    path = make_notebook("alone.ipynb", cells=["x = 1", "y = 2"])
+    async with connect(server_url, jp_auth_header, client_info=CLAUDE) as agent:
+        ids = [c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"]]
+        await ok(agent, "update_cell", path=path, cell_id=ids[0], source="x = 10")
+        made = (await ok(agent, "insert_cells", path=path, cells=[{"source": "z = 3"}], index=2))["cell_ids"]
+        for cell_id in (made[0], ids[1]):  # a tab comes, goes; the agent moves on; another comes
+            async with (
+                YPeer(server_url, jp_auth_header, path) as tab,
+                GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
+            ):
+                # At once, not at the next renewal (every 10 s).
+                state = await agent_state(tab, lambda s, c=cell_id: s["mcp"]["cell_id"] == c, timeout=5)
+                sources = {str(c["id"]): str(c["source"]) for c in tab.notebook.ycells}
+                assert caret_offset(tab, state, cell_id) == len(sources[cell_id])  # at the end (ASCII)
+                assert (await agent_state(lobby, timeout=5))["current"] == f"notebook:{path}"
+            await ok(agent, "update_cell", path=path, cell_id=ids[1], source="y = 20")
+
+
 async def test_presence_is_renewed_and_follows_the_people_on_autosave(
     server_url, jp_auth_header, make_notebook, jp_serverapp, jp_root_dir: Path
 ):

@@ -49,6 +49,7 @@ class _Slot:
     api: str | None = None  # that path, normalised
     room: Awareness = field(init=False)
     globe: Awareness = field(init=False)
+    unsent: bool = False  # changed while nobody was in its rooms: sent when someone comes
 
     def __post_init__(self) -> None:
         self.room = Awareness(Doc(client_id=self.client_id))
@@ -78,9 +79,10 @@ class Presence:
         if self._server is None:
             return  # collaboration is off: no rooms to be present in
         self._dirty.add(agent.id)
-        self._wake.set()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="jupyter-mcp-ext presence")
+        elif self._anyone_anywhere():  # else the loop's next look (within a second) will do
+            self._wake.set()
 
     async def _run(self) -> None:
         """Apply agent changes as they come, renew every state, greet clients that joined."""
@@ -103,6 +105,7 @@ class Presence:
                 except Exception:  # one agent's trouble must not keep the others out of the room
                     log.exception("Updating the presence of agent %s failed", agent_id)
             try:
+                await self._catch_up()
                 self._greet_newcomers()
             except Exception:
                 log.exception("Greeting new clients with the agents' presence failed")
@@ -137,9 +140,34 @@ class Presence:
         if slot.room_id is not None and slot.room_id != room_id:
             self._send(slot.room_id, slot.room, None)
         slot.room_id, slot.path, slot.api = room_id, path, api
+        # Between renewals, a state nobody can see is not worked out (the caret reads the notebook):
+        # whoever comes is sent the state first (``_catch_up``).
+        slot.unsent = not fresh and not self._anyone_in(room_id)
+        if slot.unsent:
+            return
         if room_id is not None:
             self._send(room_id, slot.room, await self._room_state(agent, room_id), renew=not kept)
         self._send(GLOBAL_ROOM, slot.globe, self._global_state(agent, api), renew=fresh)
+
+    def _anyone_anywhere(self) -> bool:
+        server = self._server
+        return server is not None and any(room.clients for room in list(server.rooms.values()))
+
+    def _anyone_in(self, room_id: str | None) -> bool:
+        """Whether a client is in the agent's room or the global room (where its state shows)."""
+        return any(
+            room is not None and room.clients
+            for room in (self._room(room_id) if room_id else None, self._room(GLOBAL_ROOM))
+        )
+
+    async def _catch_up(self) -> None:
+        """Send the states left unsent to the rooms someone has come to since."""
+        for agent_id, slot in list(self._slots.items()):
+            if slot.unsent and self._anyone_in(slot.room_id):
+                try:
+                    await self._sync(agent_id)
+                except Exception:
+                    log.exception("Updating the presence of agent %s failed", agent_id)
 
     def _leave(self, slot: _Slot) -> None:
         if slot.room_id is not None:
