@@ -126,16 +126,25 @@ async def test_two_agents_are_two_collaborators_and_a_late_tab_sees_them(
 
 
 async def test_a_tab_opened_after_the_agent_worked_alone_sees_it_where_it_is_now(
-    server_url, jp_auth_header, make_notebook
+    server_url, jp_auth_header, make_notebook, jp_serverapp, ydoc_extension
 ):
     """With nobody in its rooms the agent's state is not sent (nor worked out) on each call; the
     first tab to come sees it at once, in the cell it worked on last, not where it was first."""
     path = make_notebook("alone.ipynb", cells=["x = 1", "y = 2"])
+    slots = presence(jp_serverapp)._slots
+
+    async def worked_alone() -> None:
+        """Until the presence loop has taken the agent's last change, nobody being there to see it."""
+        with anyio.fail_after(5):
+            while not (slots and all(slot.unsent for slot in slots.values())):
+                await anyio.sleep(0.05)
+
     async with connect(server_url, jp_auth_header, client_info=CLAUDE) as agent:
         ids = [c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"]]
         await ok(agent, "update_cell", path=path, cell_id=ids[0], source="x = 10")
         made = (await ok(agent, "insert_cells", path=path, cells=[{"source": "z = 3"}], index=2))["cell_ids"]
         for cell_id in (made[0], ids[1]):  # a tab comes, goes; the agent moves on; another comes
+            await worked_alone()
             async with (
                 YPeer(server_url, jp_auth_header, path) as tab,
                 GlobalAwarenessPeer(server_url, jp_auth_header) as lobby,
@@ -145,6 +154,9 @@ async def test_a_tab_opened_after_the_agent_worked_alone_sees_it_where_it_is_now
                 sources = {str(c["id"]): str(c["source"]) for c in tab.notebook.ycells}
                 assert caret_offset(tab, state, cell_id) == len(sources[cell_id])  # at the end (ASCII)
                 assert (await agent_state(lobby, timeout=5))["current"] == f"notebook:{path}"
+            with anyio.fail_after(5):  # the server has seen both leave
+                while any(room.clients for room in ydoc_extension.ywebsocket_server.rooms.values()):
+                    await anyio.sleep(0.05)
             await ok(agent, "update_cell", path=path, cell_id=ids[1], source="y = 20")
 
 

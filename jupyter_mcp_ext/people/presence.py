@@ -80,6 +80,7 @@ class Presence:
             return  # collaboration is off: no rooms to be present in
         self._dirty.add(agent.id)
         if self._task is None or self._task.done():
+            self._wake.set()
             self._task = asyncio.create_task(self._run(), name="jupyter-mcp-ext presence")
         elif self._anyone_anywhere():  # else the loop's next look (within a second) will do
             self._wake.set()
@@ -225,8 +226,8 @@ class Presence:
             seen = self._watch(room)
             new = [channel for channel in list(room.clients) if channel not in seen]
             if new:
-                for awareness, _ in awarenesses:
-                    if awareness.get_local_state() is not None:
+                for awareness, slot in awarenesses:
+                    if not slot.unsent and awareness.get_local_state():  # never an old or empty state
                         self._broadcast(room, awareness, new)
                 seen.update(new)
 
