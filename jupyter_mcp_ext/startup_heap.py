@@ -4,7 +4,7 @@ A full collection walks every object the process tracks. A Jupyter server with J
 collaboration has about 270,000 once it has started (modules, classes, functions: they live as long
 as the server), and with agents working flat out a full collection comes every 5-10 s: each one held
 the server's loop 110-180 ms, a person's keystroke waiting behind it. Frozen once the server has
-started (``gc.freeze``), those objects are left out: 12-18 ms a collection (README, "What the person
+started (``gc.freeze``), those objects are left out: 17-37 ms a collection (README, "What the person
 feels"). Objects freed by reference counting are freed as ever; only garbage in cycles among the
 frozen objects would stay.
 """
