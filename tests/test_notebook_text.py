@@ -4,6 +4,7 @@ agent did not change, and a person with the notebook open sees only the cells th
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 import nbformat
@@ -167,13 +168,20 @@ async def test_a_long_script_is_read_and_written_without_freezing_the_server(
     line = "x" * 200_000  # one long line, as a fuzzer sent
     shorter = line[:40_000]  # what one result may carry (max_result_bytes, 64 KB)
     watchdog = Watchdog()
-    async with connect(server_url, jp_auth_header) as agent, watchdog.running():
-        written = await ok(agent, "write_notebook_text", path=long, text=f"# %%\n{line}\n")
-        written_lag = watchdog.lag
-        await ok(agent, "write_notebook_text", path=read, text=f"# %%\n{shorter}\n")
-        watchdog.reset()
-        text = (await ok(agent, "get_notebook", path=read, format="py:percent"))["text"]
-        read_lag = watchdog.lag
+    # A full garbage collection of this test process's heap (100-300 ms, wherever it falls) is not
+    # the server's code holding the loop: the cyclic collector is off for the block, after one.
+    gc.collect()
+    gc.disable()
+    try:
+        async with connect(server_url, jp_auth_header) as agent, watchdog.running():
+            written = await ok(agent, "write_notebook_text", path=long, text=f"# %%\n{line}\n")
+            written_lag = watchdog.lag
+            await ok(agent, "write_notebook_text", path=read, text=f"# %%\n{shorter}\n")
+            watchdog.reset()
+            text = (await ok(agent, "get_notebook", path=read, format="py:percent"))["text"]
+            read_lag = watchdog.lag
+    finally:
+        gc.enable()
     assert len(written["cell_ids"]) == 1 and shorter in text
     assert written_lag < 0.05 and read_lag < 0.02, (written_lag, read_lag)
 
