@@ -49,7 +49,7 @@ class _Slot:
     api: str | None = None  # that path, normalised
     room: Awareness = field(init=False)
     globe: Awareness = field(init=False)
-    unsent: bool = False  # changed while nobody was in its rooms: sent when someone comes
+    unsent: bool = False  # changed while nobody was in its rooms: sent when someone comes (``_run``)
 
     def __post_init__(self) -> None:
         self.room = Awareness(Doc(client_id=self.client_id))
@@ -100,13 +100,14 @@ class Presence:
             if renew:
                 renewed = time.monotonic()
             dirty, self._dirty = self._dirty, set()
-            for agent_id in dirty | (set(self._slots) if renew else set()):
+            # States left unsent go, worked out afresh, to the rooms someone has come to since.
+            unsent = {a for a, slot in self._slots.items() if slot.unsent and self._anyone_in(slot.room_id)}
+            for agent_id in dirty | unsent | (set(self._slots) if renew else set()):
                 try:
-                    await self._sync(agent_id, fresh=renew)
+                    await self._sync(agent_id, fresh=renew or agent_id in unsent)
                 except Exception:  # one agent's trouble must not keep the others out of the room
                     log.exception("Updating the presence of agent %s failed", agent_id)
             try:
-                await self._catch_up()
                 self._greet_newcomers()
             except Exception:
                 log.exception("Greeting new clients with the agents' presence failed")
@@ -142,7 +143,7 @@ class Presence:
             self._send(slot.room_id, slot.room, None)
         slot.room_id, slot.path, slot.api = room_id, path, api
         # Between renewals, a state nobody can see is not worked out (the caret reads the notebook):
-        # whoever comes is sent the state first (``_catch_up``).
+        # whoever comes is sent the state first (``_run``).
         slot.unsent = not fresh and not self._anyone_in(room_id)
         if slot.unsent:
             return
@@ -160,15 +161,6 @@ class Presence:
             room is not None and room.clients
             for room in (self._room(room_id) if room_id else None, self._room(GLOBAL_ROOM))
         )
-
-    async def _catch_up(self) -> None:
-        """Send the states left unsent to the rooms someone has come to since."""
-        for agent_id, slot in list(self._slots.items()):
-            if slot.unsent and self._anyone_in(slot.room_id):
-                try:
-                    await self._sync(agent_id)
-                except Exception:
-                    log.exception("Updating the presence of agent %s failed", agent_id)
 
     def _leave(self, slot: _Slot) -> None:
         if slot.room_id is not None:
