@@ -4,7 +4,6 @@ agent did not change, and a person with the notebook open sees only the cells th
 from __future__ import annotations
 
 import asyncio
-import gc
 from pathlib import Path
 
 import nbformat
@@ -14,7 +13,7 @@ from jupyter_mcp_ext.documents import percent as notebook_text
 from jupyter_mcp_ext.documents.revisions import revision
 
 from .mcp_client import connect, fails, ok
-from .reliability.figures import Watchdog
+from .test_hardening import loop_watchdog
 from .yclient import YPeer
 
 
@@ -163,25 +162,19 @@ async def test_a_long_script_is_read_and_written_without_freezing_the_server(
 ):
     # jupytext goes through a script in Python (a 200 KB line held the event loop 100-160 ms, where
     # every tab's keystrokes wait): long ones are read and written in a worker thread. The watchdog
-    # counts the loop's own CPU while it was late, so a busy machine does not make it fail.
+    # counts the loop's own CPU while it was late, so a busy machine does not make it fail, and the
+    # test process's own full garbage collections are kept out of its blocks.
     long, read = make_notebook("long.ipynb", cells=["x = 1"]), make_notebook("read.ipynb", cells=["x = 1"])
     line = "x" * 200_000  # one long line, as a fuzzer sent
     shorter = line[:40_000]  # what one result may carry (max_result_bytes, 64 KB)
-    watchdog = Watchdog()
-    # A full garbage collection of this test process's heap (100-300 ms, wherever it falls) is not
-    # the server's code holding the loop: the cyclic collector is off for the block, after one.
-    gc.collect()
-    gc.disable()
-    try:
-        async with connect(server_url, jp_auth_header) as agent, watchdog.running():
+    async with connect(server_url, jp_auth_header) as agent:
+        async with loop_watchdog() as lags:
             written = await ok(agent, "write_notebook_text", path=long, text=f"# %%\n{line}\n")
-            written_lag = watchdog.lag
-            await ok(agent, "write_notebook_text", path=read, text=f"# %%\n{shorter}\n")
-            watchdog.reset()
+        written_lag = max(lags)
+        await ok(agent, "write_notebook_text", path=read, text=f"# %%\n{shorter}\n")
+        async with loop_watchdog() as lags:
             text = (await ok(agent, "get_notebook", path=read, format="py:percent"))["text"]
-            read_lag = watchdog.lag
-    finally:
-        gc.enable()
+        read_lag = max(lags)
     assert len(written["cell_ids"]) == 1 and shorter in text
     assert written_lag < 0.05 and read_lag < 0.02, (written_lag, read_lag)
 
