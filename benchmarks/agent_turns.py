@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 import psutil
 
-from .bench import Bench
+from .bench import Bench, cpu_seconds
 from .client import write_notebook
 from .report import Row
 from .server import JupyterServer, bench_server
@@ -37,7 +37,8 @@ from .typist import for_seconds, ratio_row, sample
 
 REPO = str(Path(__file__).resolve().parent.parent)  # the agents' process imports benchmarks from here
 ELSEWHERE = "elsewhere"
-_RAW = ("spent_s", "admitted", "waited", "sliced", "thread_cpu_s", "wall_s", "server_cpu_s")
+_GATE = ("spent_s", "admitted", "waited", "sliced", "thread_cpu_s")  # the gate's counts (GET /bench/gate)
+_RAW = (*_GATE, "wall_s", "server_cpu_s")
 
 
 async def _agents_process(
@@ -181,18 +182,14 @@ async def _turn_elsewhere(
     try:
         async with httpx.AsyncClient(headers=server.headers, timeout=60) as there:
             before, start = (await there.get(f"{server.url}bench/gate")).json(), time.monotonic()
-            cpu = server_cpu(server)
+            proc = psutil.Process(server.pid)
+            cpu = cpu_seconds(proc)
             got = await sample(peer, tab, http, bench.server.url, for_seconds(1.0))
             after, wall = (await there.get(f"{server.url}bench/gate")).json(), time.monotonic() - start
-            _count(mode, got, before, after, wall, server_cpu(server) - cpu)
+            _count(mode, got, before, after, wall, cpu_seconds(proc) - cpu)
     finally:
         theirs.send_signal(signal.SIGSTOP)
         ours.send_signal(signal.SIGCONT)
-
-
-def server_cpu(server: JupyterServer) -> float:
-    times = psutil.Process(server.pid).cpu_times()
-    return times.user + times.system
 
 
 def _count(
@@ -204,7 +201,7 @@ def _count(
     cpu: float,
 ) -> None:
     raw = mode["raw"]
-    for key in ("spent_s", "admitted", "waited", "sliced", "thread_cpu_s"):
+    for key in _GATE:
         raw[key] += after.get(key, 0) - before.get(key, 0)
     raw["wall_s"] += wall
     raw["server_cpu_s"] += cpu

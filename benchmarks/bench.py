@@ -86,6 +86,12 @@ class Phase:
             self._spy.wait(timeout=30)
 
 
+def cpu_seconds(proc: psutil.Process) -> float:
+    """A process's CPU time so far, every thread's, user and system."""
+    times = proc.cpu_times()
+    return times.user + times.system
+
+
 class Bench:
     def __init__(
         self, server: JupyterServer, settings: Settings, log: Callable[[str], None], profile: Path | None
@@ -100,8 +106,7 @@ class Bench:
         self.proc = psutil.Process(server.pid)
 
     def server_cpu(self) -> float:
-        times = self.proc.cpu_times()
-        return times.user + times.system
+        return cpu_seconds(self.proc)
 
     def phase(self, name: str, calls: int) -> Phase:
         return Phase(self, name, calls)

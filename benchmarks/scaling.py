@@ -33,7 +33,7 @@ import httpx
 import psutil
 
 from .baseline import BASELINE, baseline_server
-from .bench import spy
+from .bench import cpu_seconds, spy
 from .client import cell_ids, raw_initialize, write_notebook
 from .report import pct
 from .server import JupyterServer, bench_server
@@ -53,8 +53,7 @@ class Session:
         self.proc = psutil.Process(server.pid)
 
     def cpu(self) -> float:
-        times = self.proc.cpu_times()
-        return times.user + times.system
+        return cpu_seconds(self.proc)
 
     async def open(self) -> None:
         opened = await self.http.post(self.url, json=raw_initialize(VERSION))
