@@ -14,14 +14,20 @@ import httpx
 from .bench import Bench
 from .report import Row, ms, pct
 
+PACE = 0.04  # seconds from one keystroke to the next: 25 keys and 25 folder listings a second
+
 
 async def sample(
     peer: Any, tab: Any, http: httpx.AsyncClient, url: str, until: Callable[[], bool]
 ) -> dict[str, list[float]]:
-    """Keystrokes and REST calls in turns, every ~20 ms, until ``until()`` is true."""
+    """A keystroke and a REST call in turns, a pair begun every ``PACE`` seconds (back to back when
+    a pair takes longer), until ``until()`` is true. A fixed pace, so that a server that answers
+    sooner is not given more of the person's work to do in the same second."""
     keys: list[float] = []
     rest: list[float] = []
+    due = time.perf_counter()
     while not until():
+        due += PACE
         before = len(tab.sources()[0])
         start = time.perf_counter()
         peer.insert_text(0, 0, "k")
@@ -30,7 +36,8 @@ async def sample(
         start = time.perf_counter()
         (await http.get(f"{url}api/contents", params={"content": "1"})).raise_for_status()
         rest.append(time.perf_counter() - start)
-        await asyncio.sleep(0.02)
+        due = max(due, time.perf_counter())
+        await asyncio.sleep(due - time.perf_counter())
     return {"keystroke": ms(keys), "rest": ms(rest)}
 
 
