@@ -100,10 +100,11 @@ async def agent_turns(
     """The person's latencies while four agents call flat out, in one-second turns of each kind;
     per kind, the gate's and the server's figures (``elsewhere``: the other server's)."""
     share, free_step = setting["share"], setting.get("free_step", 0.0)
-    time_slice = setting.get("time_slice", 0.0)
+    time_slice, waiting_share = setting.get("time_slice", 0.0), setting.get("waiting_share", 1.0)
     shares = {"on": share, "nobody": share, "off": 1.0, "half": share / 2}
     # More gate settings to try beside these, with the person typing (issue 21): BENCH_GATE_MODES,
-    # JSON {"name": {"share": x, "free_step": seconds, "nobody": bool, "ystore_batching": bool}, ...}.
+    # JSON {"name": {"share": x, "waiting_share": x, "free_step": seconds, "time_slice": seconds,
+    # "nobody": bool, "ystore_batching": bool}, ...}.
     tries: dict[str, dict[str, Any]] = json.loads(os.environ.get("BENCH_GATE_MODES", "{}"))
     shares.update({name: float(t.get("share", share)) for name, t in tries.items()})
     url = bench.server.url
@@ -128,6 +129,7 @@ async def agent_turns(
                 gate = {
                     "free_step": free_step,
                     "time_slice": 0.0 if mode == "off" else time_slice,
+                    "waiting_share": 1.0 if mode == "off" else waiting_share,
                     "ystore_batching": True,
                     **tries.get(mode, {}),
                     "share": shares[mode],
@@ -147,6 +149,7 @@ async def agent_turns(
                 after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
                 _count(modes[mode], got, before, after, wall, bench.server_cpu() - cpu)
     gate = {"share": share, "nobody": False, "free_step": free_step, "time_slice": time_slice}
+    gate["waiting_share"] = waiting_share
     (await http.put(f"{url}bench/gate", json=gate)).raise_for_status()
     out, _ = await proc.communicate()
     agents = json.loads(out.decode().strip().splitlines()[-1])

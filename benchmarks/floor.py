@@ -54,14 +54,18 @@ class GateHandler(APIHandler):
                 self.gate.free_step = float(body["free_step"])
             if "time_slice" in body:  # issue 21: seconds of MCP work between two polls for I/O
                 self.gate.time_slice = float(body["time_slice"])
-        if "ystore_batching" in body:  # issue 21: the batching update store, on or off
-            from jupyter_mcp_ext.documents.ystore import BatchedSQLiteYStore
-
-            BatchedSQLiteYStore.batching = bool(body["ystore_batching"])
+            if hasattr(
+                self.gate, "waiting_share"
+            ):  # issue 21: the share while a person's request is in flight
+                self.gate.waiting_share = float(body.get("waiting_share", self.gate.waiting_share))
             (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
             attendance = getattr(app, "attendance", None)
             if attendance is not None:
                 self.gate.person_here = _nobody if body.get("nobody") else attendance.person_here
+        if "ystore_batching" in body:  # issue 21: the batching update store, on or off
+            from jupyter_mcp_ext.documents.ystore import BatchedSQLiteYStore
+
+            BatchedSQLiteYStore.batching = bool(body["ystore_batching"])
         self.set_status(204)
         self.finish()
 
@@ -73,6 +77,7 @@ class GateHandler(APIHandler):
                 "share": gate.share if gate else 1.0,
                 "free_step": getattr(gate, "free_step", 0.0),
                 "time_slice": getattr(gate, "time_slice", 0.0),
+                "waiting_share": getattr(gate, "waiting_share", 1.0),
                 "sliced": getattr(gate, "sliced", 0),
                 "spent_s": gate.spent if gate else 0.0,
                 "admitted": gate.admitted if gate else 0,

@@ -103,13 +103,18 @@ class MCPExtensionApp(MCPSettings):
         self.attendance = Attendance(
             serverapp.web_app.settings,
             is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),
+            not_people=frozenset(  # the MCP endpoint's and health probes' paths
+                url_path_join(serverapp.base_url, p) for p in (self.path, "api", "api/status")
+            ),
         )
         self.gate = LoopGate(
             self.mcp_loop_share,
             person_here=self.attendance.person_here,
             free_step=self.mcp_loop_free_step_ms / 1000,
             time_slice=self.mcp_loop_slice_ms / 1000,
+            waiting_share=self.mcp_loop_waiting_share,
         )
+        self.attendance.on_wait = self.gate.person_waits
         tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
         self.tasks = TaskBoard()
         self.transport = MCPTransport(
@@ -183,7 +188,9 @@ class MCPExtensionApp(MCPSettings):
             )
             self.serverapp.web_app.add_handlers(".*$", oauth_routes(self.serverapp.base_url, server))
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
-        self.attendance.listen()  # after ExtensionApp has written our settings into the server's
+        self.attendance.listen(
+            self.serverapp.web_app
+        )  # after ExtensionApp has written our settings into the server's
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.

@@ -21,9 +21,10 @@ spends waiting (for a kernel, for a client) costs nothing.
 
 Admission alone does not hold the share: a call let in runs all its steps. Four calls in flight on
 a loaded two-core machine ran MCP 0.13-0.19 s past its share, a second's window at 0.16-0.24 for a
-share of 0.1 (issue 23). So admitted MCP work more than ``DEBT`` past its share, with a person here,
-is paused between two steps until the share is free again, before any new call is let in (the debt
-then stayed under 0.06 s, windows at 0.14 or less, but for single steps a starved machine stretched).
+share of 0.1 (issue 23). So admitted MCP work past its share, with a person here, is paused between
+two steps until the share is free again, before any new call is let in. (It first ran up to 20 ms
+past the share before a pause; pausing at once cut the person's keystroke p95 by a quarter with four
+agents flat out, and gave the agents as many calls: issue 21.)
 What serves people too (a shared room an agent's call opened) is metered but never paused (``unpaused``).
 
 The share bounds how much of the loop agents get, not how long a keystroke waits at each hop: asyncio
@@ -32,6 +33,12 @@ waits behind a step of each. So MCP work also comes in slices (``time_slice``, w
 once its steps have held the loop that long, the next ones wait for the loop's next look for I/O, and
 what that look brings (a keystroke, a request) goes first (issue 21: keystroke p95 a fifth to a third
 lower, agents' calls 5-15% fewer, ``tests/test_gate_slices.py``).
+
+A person who is here is not always waiting on the server. While a request of theirs is in flight (a
+folder listing, a save: ``people/attendance.py``), MCP work is held to ``waiting_share``, from the
+request's first step on (what was left of its burst is gone); the rest of the time ``share``
+holds (issue 21: a person typing and browsing among four flat-out agents saw the folder listing's
+p95 halved, below what it is with the agents on another server, for 5-9% fewer agent calls).
 """
 
 from __future__ import annotations
@@ -40,99 +47,25 @@ import asyncio
 import contextvars
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from .metered import Metered, drive
 
 T = TypeVar("T")
 
 _MCP: contextvars.ContextVar[LoopGate | None] = contextvars.ContextVar("jupyter_mcp_ext_gate", default=None)
 _PAUSABLE: contextvars.ContextVar[bool] = contextvars.ContextVar("jupyter_mcp_ext_pausable", default=True)
 BURST = 0.02  # seconds of loop time an idle gate lets through at once
-DEBT = 0.02  # seconds of loop time admitted MCP work may run past its share before it is paused
 RECHECK = 0.5  # seconds at most between two looks at the share while work waits (a person may leave)
 WINDOW = 1.0  # seconds over which ``recent_share`` is reported
-
-
-class _Metered:
-    """Drives a coroutine step by step, adding the loop time of each step to the gate.
-
-    A task cancelled while paused before its first step still takes that step and hears the
-    cancellation at its first wait, as it would have without the gate: code that starts a task and
-    then waits for what its ``finally`` does (the collaboration layer's saves) would wait forever.
-    """
-
-    __slots__ = ("_coro", "_gate")
-
-    def __init__(self, coro: Coroutine[Any, Any, T], gate: LoopGate):
-        self._coro = coro
-        self._gate = gate
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, gate, clock = self._coro, self._gate, time.perf_counter
-        send, throw = coro.send, coro.throw
-        value: Any = None
-        error: BaseException | None = None
-        early: BaseException | None = None  # thrown in while paused before the first step
-        started = False
-        while True:
-            woken = False  # from a slice's wait: look again, the new slice may be used up already
-            while error is None:
-                if gate._credit < -DEBT and gate.owes():  # cheap tests first: every step
-                    waiter, for_slice = gate.hold(), False
-                elif gate._sliced > gate._slice_limit and gate.yields():
-                    waiter, for_slice = gate.next_slice(first=not woken), True
-                else:
-                    break
-                try:
-                    yield from waiter.__await__()
-                except BaseException as exc:  # cancelled while paused: the coroutine hears it now
-                    gate.unhold(waiter)
-                    if started or isinstance(exc, GeneratorExit):
-                        value, error = None, exc
-                    else:  # thrown into it unstarted, it would skip its body, ``finally`` included
-                        early = exc
-                    break
-                if not for_slice:
-                    break
-                woken = True
-            start = clock()
-            try:
-                yielded = send(value) if error is None else throw(error)
-            except StopIteration as stop:
-                gate.spend(clock() - start)
-                if early is not None:
-                    raise early from None
-                return stop.value
-            except BaseException:
-                gate.spend(clock() - start)
-                raise
-            gate.spend(clock() - start)
-            started = True
-            if early is not None:  # it hears it at its first wait, as it would have without the gate
-                _call_off(yielded)
-                value, error, early = None, early, None
-                continue
-            try:
-                value, error = (yield yielded), None
-            except BaseException as exc:  # cancellation and anything thrown in goes to the coroutine
-                value, error = None, exc
-
-
-def _call_off(awaited: Any) -> None:
-    # What a task's cancel does to the future it waits on (an executor's job not begun is dropped).
-    if isinstance(awaited, asyncio.Future) and not awaited.done():
-        awaited.cancel()
-
-
-async def _metered(coro: Coroutine[Any, Any, T], gate: LoopGate) -> T:
-    return await _Metered(coro, gate)
 
 
 class LoopGate:
     """Admits MCP work while the loop time it holds stays within ``share`` of wall time.
 
-    ``share`` 1.0 (or more) turns the gate off: nothing waits, the time is still metered. With
-    ``person_here``, MCP work waits only while it says a person is here.
+    ``share`` 1.0 (or more) with ``waiting_share`` 1.0 turns the gate off: nothing waits, the time
+    is still metered. With ``person_here``, MCP work waits only while it says a person is here.
     """
 
     def __init__(
@@ -141,8 +74,11 @@ class LoopGate:
         person_here: Callable[[], bool] | None = None,
         free_step: float = 0.0,
         time_slice: float = 0.0,
+        waiting_share: float = 1.0,
     ):
         self.share = share
+        self.waiting_share = waiting_share  # the share while a person's request is in flight (if lower)
+        self._waiting = False  # a person's request is in flight (``person_waits``)
         self.person_here = person_here
         self.free_step = free_step  # steps shorter than this (seconds) are not charged to the share
         self.spent = 0.0  # seconds of loop time MCP work held, in all
@@ -181,7 +117,11 @@ class LoopGate:
 
     @property
     def enabled(self) -> bool:
-        return 0 < self.share < 1
+        return 0 < min(self.share, self.waiting_share) < 1
+
+    @property
+    def _rate(self) -> float:
+        return min(self.share, self.waiting_share) if self._waiting else self.share
 
     def spend(self, seconds: float) -> None:
         self.spent += seconds
@@ -193,8 +133,9 @@ class LoopGate:
 
     def _refill(self) -> None:
         now = time.monotonic()
-        self._credit = min(BURST, self._credit + (now - self._stamp) * self.share)
-        if self.person_here is not None and not self.person_here():
+        rate = self._rate
+        self._credit = min(BURST, self._credit + (now - self._stamp) * rate)
+        if rate >= 1 or (self.person_here is not None and not self.person_here()):
             self._credit = BURST  # nobody to serve first: the agents may have the loop
         self._stamp = now
         if not self._samples or now - self._samples[-1][0] >= 0.05:
@@ -227,7 +168,7 @@ class LoopGate:
             context = kwargs.get("context")
             owner = context.get(_MCP) if context is not None else _MCP.get()
             if owner is gate and asyncio.iscoroutine(coro):
-                coro = _metered(coro, gate)
+                coro = drive(coro, gate)
             if previous is not None:
                 return previous(loop, coro, **kwargs)
             return asyncio.Task(coro, loop=loop, **kwargs)
@@ -257,23 +198,38 @@ class LoopGate:
         try:
             if turn:
                 await self.turn(key)
-            return await (_Metered(work, self) if meter else work)
+            return await (Metered(work, self) if meter else work)
         finally:
             _MCP.reset(token)
 
     def metered(self, work: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
         """``work`` with the loop time of each of its steps counted as MCP work."""
-        return _metered(work, self)
+        return drive(work, self)
 
     # -- admission -----------------------------------------------------------------------
 
     def owes(self) -> bool:
-        """Whether the current task is admitted MCP work more than ``DEBT`` past the share, with a
-        person here: its next step waits (``hold``)."""
+        """Whether the current task is admitted MCP work past the share, with a person here: its next
+        step waits (``hold``)."""
         if _MCP.get() is not self or not _PAUSABLE.get() or not self.enabled:
             return False
         self._refill()
-        return self._credit < -DEBT
+        return self._credit < 0
+
+    def person_waits(self, waiting: bool) -> None:
+        """A person's request is now in flight (``True``), or none is any more."""
+        if waiting == self._waiting:
+            return
+        self._refill()  # the time until now at the share it was
+        self._waiting = waiting
+        if self.waiting_share >= self.share:
+            return
+        if waiting:  # from the request's first step on: what was left of the burst is gone
+            self._credit = min(self._credit, 0.0)
+        elif self._timer is not None:  # work waiting for the smaller share may go on now
+            self._timer.cancel()
+            self._timer = None
+            self._schedule()
 
     def hold(self) -> asyncio.Future[None]:
         """A turn for admitted work to go on, served before the calls waiting for admission."""
@@ -351,7 +307,7 @@ class LoopGate:
                 del self._queues[key]
 
     def _delay(self) -> float:
-        return 0.0 if self._credit > 0 else min(RECHECK, -self._credit / self.share + 0.001)
+        return 0.0 if self._credit > 0 else min(RECHECK, -self._credit / self._rate + 0.001)
 
     def _schedule(self) -> None:
         if self._timer is not None or not (self._queues or self._held):

@@ -226,7 +226,17 @@ class MCPSettings(ExtensionApp):
         help="Largest share (0-1) of the server's event loop time (wall clock, not CPU) that MCP calls and "
         "the outputs of agents' runs may use while a person uses the server (a tab open on a shared "
         "document, or a request in the last 30 s); calls over it wait their turn, so people's typing, "
-        "file browser and kernels are served first. 1 turns the gate off.",
+        "file browser and kernels are served first. 1: no limit but mcp_loop_waiting_share.",
+    )
+
+    mcp_loop_waiting_share = Float(
+        0.25,
+        config=True,
+        min=0.01,
+        max=1.0,
+        help="Largest share of the event loop time that MCP work may use while a request of a person's "
+        "is in flight (a folder listing, a save), if lower than mcp_loop_share: the request is served as "
+        "if the agents were elsewhere. 1: mcp_loop_share alone.",
     )
 
     mcp_loop_free_step_ms = Float(

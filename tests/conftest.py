@@ -16,11 +16,15 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
 import pytest_asyncio
 from jupyter_core.paths import jupyter_path
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.utils import url_path_join
 from mcp.client import Client
+from tornado import web
 from tornado.testing import bind_unused_port
 from traitlets.config import Config
 
@@ -226,6 +230,46 @@ async def panel(server_url: str, jp_auth_header: dict[str, str]) -> AsyncIterato
     """The MCP panel's REST API, called as the person's JupyterLab calls it."""
     async with PanelAPI(server_url, jp_auth_header) as api:
         yield api
+
+
+class _SlowHandler(JupyterHandler):
+    """A person's request that the test ends when it wants (a large save, a slow folder listing)."""
+
+    auth_resource = "contents"
+
+    def initialize(self, began: asyncio.Event, end: asyncio.Event) -> None:
+        self.began, self.end = began, end
+
+    @web.authenticated
+    async def get(self) -> None:
+        self.began.set()
+        await self.end.wait()
+        self.finish("done")
+
+
+@pytest.fixture
+def slow_request(
+    jp_serverapp: Any, server_url: str, jp_auth_header: dict[str, str]
+) -> Callable[[], AbstractAsyncContextManager[None]]:
+    """``async with slow_request():`` a person's request is being served inside the block."""
+    began, end = asyncio.Event(), asyncio.Event()
+    route = url_path_join(jp_serverapp.base_url, "test-slow-request")
+    jp_serverapp.web_app.add_handlers(".*$", [(route, _SlowHandler, {"began": began, "end": end})])
+
+    @asynccontextmanager
+    async def in_flight() -> AsyncIterator[None]:
+        began.clear()
+        end.clear()
+        async with httpx.AsyncClient(headers=jp_auth_header, timeout=60) as http:
+            answer = asyncio.create_task(http.get(f"{server_url}test-slow-request"))
+            await asyncio.wait_for(began.wait(), timeout=30)
+            try:
+                yield
+            finally:
+                end.set()
+                assert (await answer).status_code == 200
+
+    return in_flight
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import httpx
 import nbformat
 import pytest
 
-from jupyter_mcp_ext.gate import BURST, DEBT, LoopGate
+from jupyter_mcp_ext.gate import BURST, LoopGate
 
 from .mcp_client import RAW_HEADERS, connect, raw_session
 from .yclient import YPeer
@@ -232,6 +232,38 @@ async def test_with_nobody_but_agents_on_the_server_agents_are_not_held_back(
             gate.spend(-2000 * SHARE)
 
 
+async def test_a_persons_request_in_flight_holds_agents_to_the_waiting_share(
+    jp_serverapp, server_url, jp_auth_header, slow_request
+):
+    """With no limit while a person is merely here (share 1), agents run free; while a request of
+    the person's is being served (a slow folder listing), a call over the waiting share waits, and
+    goes on as soon as the request ends."""
+    gate = gate_of(jp_serverapp)
+    await a_person_browses(server_url, jp_auth_header)
+    url = f"{server_url}mcp"
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    share, waiting_share = gate.share, gate.waiting_share
+    gate.share, gate.waiting_share = 1.0, SHARE
+    try:
+        async with httpx.AsyncClient(headers={**jp_auth_header, **RAW_HEADERS}, timeout=30) as http:
+            session = await raw_session(http, url)
+            gate.recent_share()
+            gate.spend(1000 * SHARE)  # the agents used the loop for the next 1000 s at the waiting share
+            waited = gate.waited
+            pong = await http.post(url, headers=session, json=ping, timeout=5)
+            assert pong.status_code == 200 and gate.waited == waited, "agents were held with nobody waiting"
+            async with slow_request():
+                gate.spend(1000 * SHARE)
+                call = asyncio.create_task(http.post(url, headers=session, json=ping, timeout=30))
+                await asyncio.sleep(1.0)
+                assert not call.done() and gate.waited > waited, "a call ran while the person waited"
+            pong = await asyncio.wait_for(call, timeout=5)
+            assert pong.status_code == 200, "the waiting call did not go on once the person's request ended"
+    finally:
+        gate.share, gate.waiting_share = share, waiting_share
+        gate.spend(-2000 * SHARE)
+
+
 async def test_short_steps_are_free_with_a_free_step(jp_serverapp, server_url, jp_auth_header):
     """With ``mcp_loop_free_step_ms``, steps under it are not charged: only long ones make calls wait."""
     gate = gate_of(jp_serverapp)
@@ -259,8 +291,8 @@ async def test_a_call_far_past_its_share_is_paused_between_steps(jp_serverapp, s
     """Admission alone does not hold the share: a call let in runs all its steps (issue 23).
 
     Ten 20 ms steps are 0.2 s of the loop. With a person here and a share of 0.1, the gate lets
-    through its burst, the debt admitted work may run up and one step more, then spreads the rest
-    at the share: the loop time used stays within that allowance plus the share of the call's time.
+    through its burst and one step more, then spreads the rest at the share: the loop time used
+    stays within that allowance plus the share of the call's time.
     """
     gate = gate_of(jp_serverapp)
     await a_person_browses(server_url, jp_auth_header)
@@ -277,7 +309,7 @@ async def test_a_call_far_past_its_share_is_paused_between_steps(jp_serverapp, s
     spent, paused, start = gate.spent, gate.paused, time.monotonic()
     await asyncio.wait_for(gate.run("a", long_call()), timeout=60)
     elapsed, used = time.monotonic() - start, gate.spent - spent
-    allowance = BURST + DEBT + max(steps) + 0.005
+    allowance = BURST + max(steps) + 0.005
     assert gate.paused > paused, "a call deep past its share was not paused between its steps"
     assert used <= allowance + SHARE * elapsed, (used, elapsed, steps)
 

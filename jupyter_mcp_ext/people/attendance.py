@@ -10,6 +10,13 @@ script waiting for the server asks ``/api`` or ``/api/status``, and is nobody to
 
 Requests are seen through Tornado's ``log_function`` setting, which the application calls once at the
 end of every request; the one in place (Jupyter's access log) is kept and called first.
+
+A person who is here is not always waiting. While a request of theirs is in flight (from the moment
+Tornado hands it to its handler until it ends: a folder listing, a save, a kernel's websocket
+handshake) they wait on the server, and the gate holds agents to a smaller share (``on_wait``); the
+rest of the time slices keep their keystrokes prompt. The start is seen through an output transform
+(``Application.add_transform``), which Tornado makes for every request just before its handler runs;
+the transform only sees the path, so agents' requests are told apart there by their endpoint's path.
 """
 
 from __future__ import annotations
@@ -20,42 +27,89 @@ from typing import Any
 
 from jupyter_server.base.handlers import APIVersionHandler
 from jupyter_server.services.api.handlers import APIStatusHandler
+from tornado.web import OutputTransform
 
 CHECK_EVERY = 0.25  # seconds between looks at the rooms
 PROBES = (APIVersionHandler, APIStatusHandler)  # `/api`, `/api/status`: health checks, not a person
+STALE = 10.0  # seconds after which a request whose end never came stops counting as in flight
 
 
 class Attendance:
     def __init__(
-        self, settings: dict[str, Any], *, is_agent: Callable[[Any], bool], recent: float = 30.0
+        self,
+        settings: dict[str, Any],
+        *,
+        is_agent: Callable[[Any], bool],
+        recent: float = 30.0,
+        not_people: frozenset[str] = frozenset(),
     ) -> None:
         self._settings = settings
         self._is_agent = is_agent
         self.recent = recent
+        self.not_people = not_people  # request paths that are never a person's (agents', probes')
+        self.on_wait: Callable[[bool], None] = lambda waiting: (
+            None
+        )  # a person's first request began / the last ended
         self.last_request = float("-inf")  # monotonic time of a person's last request
+        self._in_flight: dict[int, float] = {}  # id(request) -> monotonic start, a person's requests
         self._checked = float("-inf")
         self._here = False
 
-    def listen(self) -> None:
+    def listen(self, web_app: Any) -> None:
         """Hear of every request from now on (once the server's settings are final)."""
         previous = self._settings.get("log_function")
         if previous is None:
             return  # no access log to keep (not Jupyter's application): rooms alone tell
+        web_app.add_transform(self._arrival())
 
         def log_function(handler: Any) -> None:
             previous(handler)
+            if self._in_flight.pop(id(handler.request), None) is not None and not self._in_flight:
+                self.on_wait(False)
             if not isinstance(handler, PROBES) and not self._is_agent(handler):
                 self.last_request = time.monotonic()
 
         self._settings["log_function"] = log_function
 
+    def _arrival(self) -> type[OutputTransform]:
+        attendance = self
+
+        class Arrival(OutputTransform):
+            """Made by Tornado for each request as its handler is about to run; passes output as is."""
+
+            def __init__(self, request: Any) -> None:
+                if request.path not in attendance.not_people:
+                    attendance._began(request)
+
+        return Arrival
+
+    def _began(self, request: Any) -> None:
+        first = not self._in_flight
+        self._in_flight[id(request)] = time.monotonic()
+        if first:
+            self.on_wait(True)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a request of a person's is in flight."""
+        return bool(self._in_flight)
+
     def person_here(self) -> bool:
         now = time.monotonic()
-        if now - self.last_request < self.recent:
-            return True
         if now - self._checked >= CHECK_EVERY:
             self._checked, self._here = now, self._tab_open()
-        return self._here
+            if self._in_flight:
+                self._forget_stale(now)
+        return self._here or bool(self._in_flight) or now - self.last_request < self.recent
+
+    def _forget_stale(self, now: float) -> None:
+        # A request whose end never reached the log (its connection dropped mid-way) must not hold
+        # agents back for good.
+        for key, began in list(self._in_flight.items()):
+            if now - began > STALE:
+                del self._in_flight[key]
+        if not self._in_flight:
+            self.on_wait(False)
 
     def _tab_open(self) -> bool:
         ext = self._settings.get("jupyter_server_ydoc")
