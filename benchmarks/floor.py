@@ -54,9 +54,8 @@ class GateHandler(APIHandler):
                 self.gate.free_step = float(body["free_step"])
             if "time_slice" in body:  # issue 21: seconds of MCP work between two polls for I/O
                 self.gate.time_slice = float(body["time_slice"])
-            if hasattr(
-                self.gate, "waiting_share"
-            ):  # issue 21: the share while a person's request is in flight
+            # issue 21: the share while a person's request is in flight (a baseline may have none)
+            if "waiting_share" in body and hasattr(self.gate, "waiting_share"):
                 self.gate.waiting_share = float(body.get("waiting_share", self.gate.waiting_share))
             (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
             attendance = getattr(app, "attendance", None)

@@ -103,8 +103,13 @@ class MCPExtensionApp(MCPSettings):
         self.attendance = Attendance(
             serverapp.web_app.settings,
             is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),
-            not_people=frozenset(  # the MCP endpoint's and health probes' paths
+            not_people=frozenset(
                 url_path_join(serverapp.base_url, p) for p in (self.path, "api", "api/status")
+            ),
+            not_people_under=(  # OAuth's endpoints and discovery documents (``auth/handlers.py``)
+                url_path_join(serverapp.base_url, "oauth") + "/",
+                url_path_join(serverapp.base_url, ".well-known") + "/",
+                "/.well-known/",
             ),
         )
         self.gate = LoopGate(
@@ -188,9 +193,8 @@ class MCPExtensionApp(MCPSettings):
             )
             self.serverapp.web_app.add_handlers(".*$", oauth_routes(self.serverapp.base_url, server))
         self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
-        self.attendance.listen(
-            self.serverapp.web_app
-        )  # after ExtensionApp has written our settings into the server's
+        # After ExtensionApp has written our settings into the server's.
+        self.attendance.listen(self.serverapp.web_app)
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.

@@ -86,7 +86,7 @@ class LoopGate:
         self.waited = 0  # admissions that had to wait
         self.paused = 0  # times admitted work was paused between steps, past its share
         self.order: deque[str] = deque(maxlen=256)  # the last admissions' keys, in order (for tests)
-        self._credit = BURST
+        self.credit = BURST  # seconds of loop time MCP work may still use (below 0: it waits)
         self._stamp = time.monotonic()
         self._queues: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
         self._held: deque[asyncio.Future[None]] = deque()  # admitted work paused between steps
@@ -97,7 +97,7 @@ class LoopGate:
         self._installed: asyncio.AbstractEventLoop | None = None
         self._previous_factory: Any = None
         self.time_slice = time_slice
-        self._sliced = 0.0  # loop time MCP steps held since this slice began
+        self.slice_used = 0.0  # loop time MCP steps held since this slice began
         self._next: list[asyncio.Future[None]] = []  # work waiting for the next slice
         self._slice_timer: asyncio.TimerHandle | None = None
         self.sliced = 0  # times a step waited for a slice (a second wait, woken into a full one, not counted)
@@ -111,7 +111,7 @@ class LoopGate:
     @time_slice.setter
     def time_slice(self, seconds: float) -> None:
         self._slice = seconds
-        self._slice_limit = seconds if seconds > 0 else float("inf")
+        self.slice_limit = seconds if seconds > 0 else float("inf")
 
     # -- metering ------------------------------------------------------------------------
 
@@ -125,19 +125,19 @@ class LoopGate:
 
     def spend(self, seconds: float) -> None:
         self.spent += seconds
-        self._sliced += seconds
+        self.slice_used += seconds
         if seconds > self._longest:
             self._longest = seconds
         if not 0 <= seconds < self.free_step:  # a short step is not charged (a negative: a refund)
-            self._credit -= seconds
+            self.credit -= seconds
 
     def _refill(self) -> None:
         now = time.monotonic()
         rate = self._rate
-        self._credit = min(BURST, self._credit + (now - self._stamp) * rate)
+        self.credit = min(BURST, self.credit + (now - self._stamp) * rate)
+        self._stamp = now  # before ``person_here``, which may tell the gate a person stopped waiting
         if rate >= 1 or (self.person_here is not None and not self.person_here()):
-            self._credit = BURST  # nobody to serve first: the agents may have the loop
-        self._stamp = now
+            self.credit = BURST  # nobody to serve first: the agents may have the loop
         if not self._samples or now - self._samples[-1][0] >= 0.05:
             self._samples.append((now, self.spent, self._longest))
             self._longest = 0.0
@@ -214,7 +214,7 @@ class LoopGate:
         if _MCP.get() is not self or not _PAUSABLE.get() or not self.enabled:
             return False
         self._refill()
-        return self._credit < 0
+        return self.credit < 0
 
     def person_waits(self, waiting: bool) -> None:
         """A person's request is now in flight (``True``), or none is any more."""
@@ -225,7 +225,7 @@ class LoopGate:
         if self.waiting_share >= self.share:
             return
         if waiting:  # from the request's first step on: what was left of the burst is gone
-            self._credit = min(self._credit, 0.0)
+            self.credit = min(self.credit, 0.0)
         elif self._timer is not None:  # work waiting for the smaller share may go on now
             self._timer.cancel()
             self._timer = None
@@ -244,7 +244,7 @@ class LoopGate:
         if _MCP.get() is not self or not _PAUSABLE.get():
             return False
         if self.person_here is not None and not self.person_here():
-            self._sliced = 0.0  # nobody to make room for: look again a slice later
+            self.slice_used = 0.0  # nobody to make room for: look again a slice later
             return False
         return True
 
@@ -265,7 +265,7 @@ class LoopGate:
 
     def _new_slice(self) -> None:
         self._slice_timer = None
-        self._sliced = 0.0
+        self.slice_used = 0.0
         waiting, self._next = self._next, []
         for waiter in waiting:
             if not waiter.done():
@@ -284,7 +284,7 @@ class LoopGate:
         """Wait until MCP is within its share and ``key`` is next among the sessions waiting."""
         self._refill()
         self.admitted += 1
-        if not self.enabled or (self._credit > 0 and not self._queues):
+        if not self.enabled or (self.credit > 0 and not self._queues):
             self.order.append(key)
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -307,7 +307,7 @@ class LoopGate:
                 del self._queues[key]
 
     def _delay(self) -> float:
-        return 0.0 if self._credit > 0 else min(RECHECK, -self._credit / self._rate + 0.001)
+        return 0.0 if self.credit > 0 else min(RECHECK, -self.credit / self._rate + 0.001)
 
     def _schedule(self) -> None:
         if self._timer is not None or not (self._queues or self._held):
@@ -319,7 +319,7 @@ class LoopGate:
         """Let the next session in turn go (one per loop iteration, so its time is counted first)."""
         self._timer = None
         self._refill()
-        while self._credit > 0 and self._held:  # work in flight first: it finishes before more starts
+        while self.credit > 0 and self._held:  # work in flight first: it finishes before more starts
             held = self._held.popleft()
             if not held.done():
                 held.set_result(None)
@@ -328,13 +328,13 @@ class LoopGate:
             self._admit()
         if self._queues or self._held:
             loop = asyncio.get_running_loop()
-            if self._credit > 0:
+            if self.credit > 0:
                 self._timer = loop.call_soon(self._release)  # type: ignore[assignment]
             else:
                 self._timer = loop.call_later(self._delay(), self._release)
 
     def _admit(self) -> None:
-        while self._credit > 0 and self._queues:
+        while self.credit > 0 and self._queues:
             key, queue = next(iter(self._queues.items()))
             waiter = queue.popleft()
             if queue:

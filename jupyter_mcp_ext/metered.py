@@ -40,9 +40,9 @@ class Metered:
         while True:
             woken = False  # from a slice's wait: look again, the new slice may be used up already
             while error is None:
-                if gate._credit < 0 and gate.owes():  # cheap tests first: every step
+                if gate.credit < 0 and gate.owes():  # cheap tests first: every step
                     waiter, for_slice = gate.hold(), False
-                elif gate._sliced > gate._slice_limit and gate.yields():
+                elif gate.slice_used > gate.slice_limit and gate.yields():
                     waiter, for_slice = gate.next_slice(first=not woken), True
                 else:
                     break

@@ -262,8 +262,8 @@ def slow_request(
         end.clear()
         async with httpx.AsyncClient(headers=jp_auth_header, timeout=60) as http:
             answer = asyncio.create_task(http.get(f"{server_url}test-slow-request"))
-            await asyncio.wait_for(began.wait(), timeout=30)
             try:
+                await asyncio.wait_for(began.wait(), timeout=30)
                 yield
             finally:
                 end.set()

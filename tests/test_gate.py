@@ -255,7 +255,10 @@ async def test_a_persons_request_in_flight_holds_agents_to_the_waiting_share(
             async with slow_request():
                 gate.spend(1000 * SHARE)
                 call = asyncio.create_task(http.post(url, headers=session, json=ping, timeout=30))
-                await asyncio.sleep(1.0)
+                deadline = time.monotonic() + 30
+                while gate.waited == waited and time.monotonic() < deadline:  # the call reached the gate
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.5)
                 assert not call.done() and gate.waited > waited, "a call ran while the person waited"
             pong = await asyncio.wait_for(call, timeout=5)
             assert pong.status_code == 200, "the waiting call did not go on once the person's request ended"

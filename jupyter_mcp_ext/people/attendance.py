@@ -16,11 +16,12 @@ Tornado hands it to its handler until it ends: a folder listing, a save, a kerne
 handshake) they wait on the server, and the gate holds agents to a smaller share (``on_wait``); the
 rest of the time slices keep their keystrokes prompt. The start is seen through an output transform
 (``Application.add_transform``), which Tornado makes for every request just before its handler runs;
-the transform only sees the path, so agents' requests are told apart there by their endpoint's path.
+the transform only sees the path, so agents' requests (MCP's and OAuth's) are told apart there by path.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,13 @@ from tornado.web import OutputTransform
 CHECK_EVERY = 0.25  # seconds between looks at the rooms
 PROBES = (APIVersionHandler, APIStatusHandler)  # `/api`, `/api/status`: health checks, not a person
 STALE = 10.0  # seconds after which a request whose end never came stops counting as in flight
+MAX_IN_FLIGHT = 256  # requests in flight past which those older than STALE are forgotten at once
+
+log = logging.getLogger(__name__)
+
+
+def _nothing(waiting: bool) -> None:
+    pass
 
 
 class Attendance:
@@ -42,14 +50,17 @@ class Attendance:
         is_agent: Callable[[Any], bool],
         recent: float = 30.0,
         not_people: frozenset[str] = frozenset(),
+        not_people_under: tuple[str, ...] = (),
     ) -> None:
         self._settings = settings
         self._is_agent = is_agent
         self.recent = recent
-        self.not_people = not_people  # request paths that are never a person's (agents', probes')
-        self.on_wait: Callable[[bool], None] = lambda waiting: (
-            None
-        )  # a person's first request began / the last ended
+        # Request paths never a person's (the MCP endpoint, probes), and prefixes (OAuth's, which
+        # every MCP client asks on connecting): the start of a request is told apart by path alone.
+        self.not_people = not_people
+        self.not_people_under = not_people_under
+        # Told when a person's first request in flight begins (True) and when the last ends (False).
+        self.on_wait: Callable[[bool], None] = _nothing
         self.last_request = float("-inf")  # monotonic time of a person's last request
         self._in_flight: dict[int, float] = {}  # id(request) -> monotonic start, a person's requests
         self._checked = float("-inf")
@@ -63,9 +74,9 @@ class Attendance:
         web_app.add_transform(self._arrival())
 
         def log_function(handler: Any) -> None:
-            previous(handler)
             if self._in_flight.pop(id(handler.request), None) is not None and not self._in_flight:
-                self.on_wait(False)
+                self._tell(False)
+            previous(handler)
             if not isinstance(handler, PROBES) and not self._is_agent(handler):
                 self.last_request = time.monotonic()
 
@@ -78,16 +89,29 @@ class Attendance:
             """Made by Tornado for each request as its handler is about to run; passes output as is."""
 
             def __init__(self, request: Any) -> None:
-                if request.path not in attendance.not_people:
+                path = request.path
+                if path not in attendance.not_people and not path.startswith(attendance.not_people_under):
                     attendance._began(request)
 
         return Arrival
 
     def _began(self, request: Any) -> None:
+        now = time.monotonic()
+        if len(self._in_flight) >= MAX_IN_FLIGHT:  # ends that never came, with nobody looking since
+            self._forget_stale(now)
         first = not self._in_flight
-        self._in_flight[id(request)] = time.monotonic()
+        self._in_flight[id(request)] = now
         if first:
-            self.on_wait(True)
+            self._tell(True)
+
+    def _tell(self, waiting: bool) -> None:
+        # Called inside Tornado's routing and request end: a failure here must not fail the request.
+        try:
+            self.on_wait(waiting)
+        except Exception:
+            log.exception(
+                "The loop gate could not be told a person %s", "waits" if waiting else "stopped waiting"
+            )
 
     @property
     def waiting(self) -> bool:
@@ -109,7 +133,7 @@ class Attendance:
             if now - began > STALE:
                 del self._in_flight[key]
         if not self._in_flight:
-            self.on_wait(False)
+            self._tell(False)
 
     def _tab_open(self) -> bool:
         ext = self._settings.get("jupyter_server_ydoc")
