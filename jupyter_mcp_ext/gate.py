@@ -38,7 +38,8 @@ A person who is here is not always waiting on the server. While a request of the
 folder listing, a save: ``people/attendance.py``), MCP work is held to ``waiting_share``, from the
 request's first step on (what was left of its burst is gone); the rest of the time ``share``
 holds (issue 21: a person typing and browsing among four flat-out agents saw the folder listing's
-p95 halved, below what it is with the agents on another server, for 5-9% fewer agent calls).
+p95 halved, below what it is with the agents on another server, for 4-9% fewer agent calls; up to a
+third fewer where the person's listings are in flight most of the time, README "A person waiting").
 """
 
 from __future__ import annotations
