@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.util
+import shutil
 import socket
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -87,6 +89,14 @@ def ydoc_cleanup_delay() -> float:
 
 
 @pytest.fixture
+def jp_runtime_dir() -> Iterator[Path]:
+    """A short runtime folder (pytest's are too long for the kernels' ipc sockets, below)."""
+    path = Path(tempfile.mkdtemp(prefix="jr", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
 def jp_server_config(
     jp_server_config: Config,
     tmp_path: Path,
@@ -110,6 +120,10 @@ def jp_server_config(
                     "db_path": str(state / "file_id.db"),
                     "db_journal_mode": "OFF",
                 },
+                # Kernels over ipc sockets named after their connection file (in jp_runtime_dir): over
+                # tcp, jupyter_client picks five free ports and closes them before the kernel binds
+                # them, and with four test processes starting kernels another one's kernel took one.
+                "KernelManager": {"transport": "ipc"},
                 "YDocExtension": {
                     "document_save_delay": ydoc_save_delay,
                     "file_poll_interval": ydoc_poll_interval,
