@@ -103,10 +103,9 @@ class MCPExtensionApp(MCPSettings):
         self.attendance = Attendance(
             serverapp.web_app.settings,
             is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),
-            not_people=frozenset(
-                url_path_join(serverapp.base_url, p) for p in (self.path, "api", "api/status")
-            ),
-            not_people_under=(  # OAuth's endpoints and discovery documents (``auth/handlers.py``)
+            base_url=serverapp.base_url,
+            agent_paths=frozenset({url_path_join(serverapp.base_url, self.path)}),
+            agent_prefixes=(  # OAuth's endpoints and discovery documents (``auth/handlers.py``)
                 url_path_join(serverapp.base_url, "oauth") + "/",
                 url_path_join(serverapp.base_url, ".well-known") + "/",
                 "/.well-known/",

@@ -221,10 +221,11 @@ class LoopGate:
         """A person's request is now in flight (``True``), or none is any more."""
         if waiting == self._waiting:
             return
+        if self.waiting_share >= self.share:  # the share is the same either way: nothing to redo
+            self._waiting = waiting
+            return
         self._refill()  # the time until now at the share it was
         self._waiting = waiting
-        if self.waiting_share >= self.share:
-            return
         if waiting:  # from the request's first step on: what was left of the burst is gone
             self.credit = min(self.credit, 0.0)
         elif self._timer is not None:  # work waiting for the smaller share may go on now

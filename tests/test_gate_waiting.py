@@ -78,14 +78,16 @@ def test_an_agents_and_a_probes_requests_are_no_person_waiting():
     attendance = Attendance(
         {},
         is_agent=lambda handler: False,
-        not_people=frozenset({"/base/mcp", "/base/api"}),
-        not_people_under=("/base/oauth/", "/.well-known/"),
+        base_url="/base/",
+        agent_paths=frozenset({"/base/mcp"}),
+        agent_prefixes=("/base/oauth/", "/.well-known/"),
     )
     attendance.on_wait = told.append
     arrival = attendance._arrival()
     for path in (
         "/base/mcp",
         "/base/api",
+        "/base/api/status",
         "/base/oauth/token",
         "/.well-known/oauth-protected-resource/base/mcp",
     ):

@@ -28,10 +28,14 @@ from typing import Any
 
 from jupyter_server.base.handlers import APIVersionHandler
 from jupyter_server.services.api.handlers import APIStatusHandler
+from jupyter_server.utils import url_path_join
 from tornado.web import OutputTransform
+
+from ..documents.awareness import anyone_in_a_room
 
 CHECK_EVERY = 0.25  # seconds between looks at the rooms
 PROBES = (APIVersionHandler, APIStatusHandler)  # `/api`, `/api/status`: health checks, not a person
+PROBE_PATHS = ("api", "api/status")  # theirs, under the base URL: a request's start is seen by path
 STALE = 10.0  # seconds after which a request whose end never came stops counting as in flight
 MAX_IN_FLIGHT = 256  # requests in flight past which those older than STALE are forgotten at once
 
@@ -49,16 +53,17 @@ class Attendance:
         *,
         is_agent: Callable[[Any], bool],
         recent: float = 30.0,
-        not_people: frozenset[str] = frozenset(),
-        not_people_under: tuple[str, ...] = (),
+        base_url: str = "/",
+        agent_paths: frozenset[str] = frozenset(),
+        agent_prefixes: tuple[str, ...] = (),
     ) -> None:
         self._settings = settings
         self._is_agent = is_agent
         self.recent = recent
         # Request paths never a person's (the MCP endpoint, probes), and prefixes (OAuth's, which
         # every MCP client asks on connecting): the start of a request is told apart by path alone.
-        self.not_people = not_people
-        self.not_people_under = not_people_under
+        self.not_people = agent_paths | {url_path_join(base_url, p) for p in PROBE_PATHS}
+        self.not_people_under = agent_prefixes
         # Told when a person's first request in flight begins (True) and when the last ends (False).
         self.on_wait: Callable[[bool], None] = _nothing
         self.last_request = float("-inf")  # monotonic time of a person's last request
@@ -137,6 +142,4 @@ class Attendance:
 
     def _tab_open(self) -> bool:
         ext = self._settings.get("jupyter_server_ydoc")
-        server = getattr(ext, "ywebsocket_server", None)
-        rooms = getattr(server, "rooms", None) or {}
-        return any(getattr(room, "clients", None) for room in list(rooms.values()))
+        return anyone_in_a_room(getattr(ext, "ywebsocket_server", None))

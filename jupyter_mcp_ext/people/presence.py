@@ -82,7 +82,7 @@ class Presence:
         if self._task is None or self._task.done():
             self._wake.set()
             self._task = asyncio.create_task(self._run(), name="jupyter-mcp-ext presence")
-        elif self._anyone_anywhere():  # else the loop's next look (within a second) will do
+        elif in_room.anyone_in_a_room(self._server):  # else the loop's next look (within a second) will do
             self._wake.set()
 
     async def _run(self) -> None:
@@ -150,10 +150,6 @@ class Presence:
         if room_id is not None:
             self._send(room_id, slot.room, await self._room_state(agent, room_id), renew=not kept)
         self._send(GLOBAL_ROOM, slot.globe, self._global_state(agent, api), renew=fresh)
-
-    def _anyone_anywhere(self) -> bool:
-        server = self._server
-        return server is not None and any(room.clients for room in list(server.rooms.values()))
 
     def _anyone_in(self, room_id: str | None) -> bool:
         """Whether a client is in the agent's room or the global room (where its state shows)."""
