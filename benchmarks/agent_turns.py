@@ -148,8 +148,13 @@ async def agent_turns(
                     got = await sample(peer, tab, http, url, for_seconds(1.0))
                 after, wall = (await http.get(f"{url}bench/gate")).json(), time.monotonic() - start
                 _count(modes[mode], got, before, after, wall, bench.server_cpu() - cpu)
-    gate = {"share": share, "nobody": False, "free_step": free_step, "time_slice": time_slice}
-    gate["waiting_share"] = waiting_share
+    gate = {
+        "share": share,
+        "waiting_share": waiting_share,
+        "nobody": False,
+        "free_step": free_step,
+        "time_slice": time_slice,
+    }
     (await http.put(f"{url}bench/gate", json=gate)).raise_for_status()
     out, _ = await proc.communicate()
     agents = json.loads(out.decode().strip().splitlines()[-1])

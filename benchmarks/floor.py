@@ -56,7 +56,7 @@ class GateHandler(APIHandler):
                 self.gate.time_slice = float(body["time_slice"])
             # issue 21: the share while a person's request is in flight (a baseline may have none)
             if "waiting_share" in body and hasattr(self.gate, "waiting_share"):
-                self.gate.waiting_share = float(body.get("waiting_share", self.gate.waiting_share))
+                self.gate.waiting_share = float(body["waiting_share"])
             (app,) = self.serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
             attendance = getattr(app, "attendance", None)
             if attendance is not None:
