@@ -11,9 +11,11 @@ import asyncio
 import time
 from types import SimpleNamespace
 
-from jupyter_mcp_ext.gate import BURST, RECHECK, LoopGate
+from jupyter_mcp_ext.gate import BURST, LoopGate
 from jupyter_mcp_ext.people import attendance as attendance_module
 from jupyter_mcp_ext.people.attendance import STALE, Attendance
+
+ITERATIONS = 10  # passes of the event loop a released call may take to go on
 
 
 async def two_steps() -> None:
@@ -38,17 +40,20 @@ async def test_a_person_who_starts_waiting_takes_the_agents_burst_away():
 
 async def test_work_held_to_the_waiting_share_goes_on_as_soon_as_the_request_ends():
     """At a waiting share of 0.01 a second of debt is 100 s; the request ends, and the call goes on at
-    once (the share is 1 then: no limit), not at the gate's next look, ``RECHECK`` later."""
+    once (the share is 1 then: no limit), within a few passes of the loop, not at the gate's next
+    look, up to ``RECHECK`` later. Counted in passes of the loop, not in time: a busy machine does not
+    change it."""
     gate = LoopGate(1.0, person_here=lambda: True, waiting_share=0.01)
     gate.person_waits(True)
     gate.spend(1.0)
     turn = asyncio.create_task(gate.turn("agent"))
     await asyncio.sleep(0.05)
     assert not turn.done(), "a call over the waiting share went on while the person waited"
-    ended = time.monotonic()
     gate.person_waits(False)
-    await asyncio.wait_for(turn, timeout=30)
-    assert time.monotonic() - ended < RECHECK / 2, "the call waited on after the person's request ended"
+    for _ in range(ITERATIONS):  # the gate's release, the admission, the call's step: a few passes
+        await asyncio.sleep(0)
+    assert turn.done(), "the call waited on after the person's request ended (for the next look?)"
+    await turn
 
 
 async def test_without_a_smaller_waiting_share_a_persons_request_changes_nothing():
