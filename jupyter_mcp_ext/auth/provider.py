@@ -67,6 +67,9 @@ class Consent:
     client: OAuthClientInformationFull
     params: AuthorizationParams
     expires: float
+    # How the client's name is known: "verified" (its metadata document was fetched), "unverified"
+    # (a document that could not be fetched), "" (dynamically registered: the client named itself).
+    document_status: str = ""
 
 
 @dataclass

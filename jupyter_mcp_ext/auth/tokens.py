@@ -51,6 +51,10 @@ class Credential:
     # "<resource>:<action>" pairs Jupyter's authorizer allowed the person when they made it: the agent
     # never gets more than its person (a Hub share's scopes, a read-only token's).
     permissions: list[str] | None = None
+    # Whether ``name`` was checked: True where a client ID metadata document was fetched, False where
+    # the client named itself (dynamic registration, an unfetchable document), None where the person
+    # gave it (``jupyter mcp token create``, the panel).
+    name_verified: bool | None = None
     created: float = field(default_factory=time.time)
     last_used: float | None = None
 
@@ -97,6 +101,7 @@ class TokenStore:
         client: str = "token",
         client_id: str | None = None,
         permissions: list[str] | None = None,
+        name_verified: bool | None = None,
     ) -> Credential:
         name = " ".join(str(name).split())[:MAX_NAME]
         if not name:
@@ -108,6 +113,7 @@ class TokenStore:
                 if known.client_id == client_id and known.user == user:
                     known.name, known.client, known.policy = name, client, policy
                     known.user_display, known.permissions = user_display or user, permissions
+                    known.name_verified = name_verified
                     return known
         credential = Credential(
             id=secrets.token_hex(6),
@@ -119,6 +125,7 @@ class TokenStore:
             client_id=client_id,
             resource=self.resource,
             permissions=permissions,
+            name_verified=name_verified,
         )
         self.credentials[credential.id] = credential
         return credential
@@ -219,6 +226,13 @@ class TokenStore:
             credential.policy = policy
             self.save()
         return credential
+
+    def held_by(self, client_id: str, user: str) -> Credential | None:
+        """The credential this OAuth client already holds for this person, if any."""
+        for known in self.credentials.values():
+            if known.client_id == client_id and known.user == user and known.resource == self.resource:
+                return known
+        return None
 
     def mine(self) -> list[Credential]:
         """This server's credentials, oldest first."""
