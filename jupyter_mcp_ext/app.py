@@ -9,6 +9,7 @@ from jupyter_server.utils import url_path_join
 
 from . import startup_heap
 from .api.agents import routes as agent_routes
+from .api.events import ActivityEvents
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
 from .api.review import routes as review_routes
@@ -30,6 +31,7 @@ from .labextension_check import panel_missing
 from .limits import Limits
 from .people.agents import AgentDirectory
 from .people.attendance import Attendance
+from .people.oversight import build_oversight
 from .people.presence import Presence
 from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler, body_limit
 from .protocol.server import build_server
@@ -119,27 +121,10 @@ class MCPExtensionApp(MCPSettings):
             waiting_share=self.mcp_loop_waiting_share,
         )
         self.attendance.on_wait = self.gate.person_waits
-        tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
-        self.tasks = TaskBoard()
-        self.transport = MCPTransport(
-            build_server(self.services, tools, self.tasks),
-            session_idle_timeout=self.session_idle_timeout,
-            retry_interval_ms=self.sse_retry_interval,
-            max_body_bytes=body_limit(self.max_file_bytes),
-            max_sessions_per_principal=self.max_sessions_per_user,
-            max_sessions=self.max_sessions,
-            agents=self.services.agents,
-            # Kernel calls run long: they stream, so progress, resumption and cancelling reach them.
-            streaming_tools=frozenset(
-                t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
-            ),
-        )
-        self.tokens = TokenStore(self._agents_path(), url_path_join(serverapp.base_url, "mcp"))
-        self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
-        self.panel = Panel.build(
+        events = ActivityEvents(serverapp.event_logger)
+        oversight = build_oversight(
             self.services,
-            self.transport,
-            serverapp.event_logger,
+            events.emit,
             journal_size=self.journal_size,
             journal_bytes=self.journal_bytes,
             approval_timeout=self.approval_timeout,
@@ -153,8 +138,32 @@ class MCPExtensionApp(MCPSettings):
                 "turn_seconds": self.approval_turn_seconds,
             },
         )
-        self.panel.path, self.panel.conflicts = self.path, self.route_conflicts
-        self.panel.notices = lambda: [n for n in [panel_missing(serverapp)] if n]
+        tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
+        self.tasks = TaskBoard()
+        self.transport = MCPTransport(
+            build_server(self.services, oversight.guard, tools, self.tasks),
+            session_idle_timeout=self.session_idle_timeout,
+            retry_interval_ms=self.sse_retry_interval,
+            max_body_bytes=body_limit(self.max_file_bytes),
+            max_sessions_per_principal=self.max_sessions_per_user,
+            max_sessions=self.max_sessions,
+            agents=self.services.agents,
+            # Kernel calls run long: they stream, so progress, resumption and cancelling reach them.
+            streaming_tools=frozenset(
+                t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
+            ),
+        )
+        self.tokens = TokenStore(self._agents_path(), url_path_join(serverapp.base_url, "mcp"))
+        self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
+        self.panel = Panel(
+            oversight,
+            self.transport,
+            events,
+            self.services,
+            path=self.path,
+            conflicts=self.route_conflicts,
+            notices=lambda: [n for n in [panel_missing(serverapp)] if n],
+        )
 
     def initialize_handlers(self) -> None:
         # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/<path> (default mcp).

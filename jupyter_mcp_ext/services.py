@@ -28,7 +28,6 @@ class Services:
     text_documents: TextDocumentService = field(kw_only=True)
     settings: dict[str, Any] = field(kw_only=True, default_factory=dict)  # the app's effective settings
     revisions: Revisions = field(kw_only=True, default_factory=Revisions)  # what each agent read
-    guard: Any = field(kw_only=True, default=None)  # people.guard.Guard: policy, approvals, journal
     agents: AgentDirectory = field(kw_only=True, default_factory=AgentDirectory)  # who calls, where
     presence: Presence | None = field(kw_only=True, default=None)  # agents as collaborators in rooms
 

@@ -24,6 +24,7 @@ from ..apps import view
 from ..apps.payload import META_KEY, view_meta
 from ..documents.paths import without_root
 from ..errors import ToolError
+from ..people.guard import Guard
 from ..services import Services
 from ..tools.authz import handler_of, listing_for
 from ..tools.bounds import bound_result
@@ -45,7 +46,10 @@ Tools for the notebooks of a live Jupyter server, shared with people who may hav
 - Edits appear live in open JupyterLab tabs and are saved by Jupyter; do not edit .ipynb files as text."""
 
 
-def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) -> Server[Any]:
+def build_server(services: Services, guard: Guard, tools: list[ToolSpec], tasks: TaskBoard) -> Server[Any]:
+    """The server; every tool call runs through ``guard`` (policy, approvals, journal, stop)."""
+    if not isinstance(guard, Guard):  # a server without the person's guard must not start
+        raise TypeError(f"build_server needs the person's Guard, not {type(guard).__name__}")
     by_name = {t.name: t for t in tools}
     resources = NotebookResources(services)
     prompts = NotebookPrompts(services)
@@ -107,16 +111,16 @@ def build_server(services: Services, tools: list[ToolSpec], tasks: TaskBoard) ->
         task: TaskHooks | None,
     ) -> types.CallToolResult:
         """Authorize and run the call: in its request, or for a task after the request has ended."""
-        call = ToolContext(services, handler, ctx, task=task, view=view.wants_view(ctx), agent=agent)
+        call = ToolContext(
+            services, handler, ctx, task=task, view=view.wants_view(ctx), agent=agent, journal=guard.journal
+        )
         try:
             if handler is None:
                 raise ToolError("This call carries no Jupyter identity and was refused.")
             for resource, action in spec.permissions:
                 await call.require(resource, action, spec.name)
             async with services.agents.at_work(agent, spec.action, args) as done:
-                result = await (
-                    services.guard.run(spec, call, args) if services.guard else spec.run(call, args)
-                )
+                result = await guard.run(spec, call, args)
                 done(result.data)
         except ToolError as err:  # a contents manager's words may name the server's own folder
             return _error(without_root(str(err), services.contents))

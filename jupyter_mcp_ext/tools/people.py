@@ -33,12 +33,12 @@ def with_people(ctx: ToolContext, api: str, doc: YNotebook, result: ToolResult) 
 def with_undone(ctx: ToolContext, api: str, cells: set[str] | None, result: ToolResult) -> ToolResult:
     """Add ``undone`` and one text line when people undid this agent's changes to ``cells`` (None:
     anywhere in the notebook); nothing at all otherwise."""
-    guard = ctx.services.guard
-    if guard is None or not guard.journal.undone():  # the usual case: no agent to look up
+    journal = ctx.journal
+    if journal is None or not journal.undone():  # the usual case: no agent to look up
         return result
     try:
         agent = ctx.services.agents.agent_for(ctx.request, ctx.handler)
-        entries = undone_for(guard.journal, agent, api, cells)
+        entries = undone_for(journal, agent, api, cells)
     except Exception:  # a courtesy, like who is there: it never costs the agent its read
         log.exception("Reading what people undid in %s failed", api)
         return result
