@@ -1,46 +1,33 @@
-"""The extension app: its services and its routes, wired from the settings in ``settings.py``."""
+"""The extension app: its settings, its routes, and on first use the runtime behind them.
+
+A server start loads this module, the settings and a router; the rest (``runtime.Runtime``: the MCP
+SDK, the tools, the OAuth server, the person's oversight) is built on the first request to one of
+the extension's paths. Every server under a JupyterHub pays for the extension only once it is used.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import re
+from typing import TYPE_CHECKING
 
 from jupyter_server.utils import url_path_join
 
 from . import startup_heap
-from .api.agents import routes as agent_routes
 from .api.events import ActivityEvents
-from .api.handlers import routes as panel_routes
-from .api.panel import Panel
-from .api.review import routes as review_routes
-from .auth.handlers import OAuthEndpoint
-from .auth.handlers import routes as oauth_routes
-from .auth.provider import AgentAuthorizationServer
-from .auth.tokens import TokenStore
-from .documents.blank import BlankNotebooks
-from .documents.revisions import Revisions
-from .documents.rooms import DocumentService
-from .documents.secrets import DeniedFiles
-from .documents.text_files import TextDocumentService
-from .documents.update_store import default_update_store
+from .documents.update_store import UpdateStores, default_update_store
 from .endpoint import startup_line
-from .gate import LoopGate
-from .kernels.runs import ExecutionService
-from .kernels.sessions import KernelService
 from .labextension_check import panel_missing
-from .limits import Limits
-from .people.agents import AgentDirectory
-from .people.attendance import Attendance
-from .people.oversight import build_oversight
-from .people.presence import Presence
-from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler, body_limit
-from .protocol.server import build_server
-from .protocol.tasks import TaskBoard
-from .protocol.transport import MCPTransport
-from .routes import Conflict, conflicts
-from .services import Services
+from .routes import Conflict, LazyRoutes, conflicts
 from .settings import MCPSettings
-from .tools import ALL, conformance
+
+if TYPE_CHECKING:
+    from .api.panel import Panel
+    from .auth.tokens import TokenStore
+    from .gate import LoopGate
+    from .people.attendance import Attendance
+    from .protocol.tasks import TaskBoard
+    from .protocol.transport import MCPTransport
+    from .runtime import Runtime
+    from .services import Services
 
 
 class MCPExtensionApp(MCPSettings):
@@ -48,161 +35,75 @@ class MCPExtensionApp(MCPSettings):
 
     name = "jupyter_mcp_ext"
     load_other_extensions = True
+    _runtime: Runtime | None = None
 
     def _link_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's link hook, before collaboration's (extensions link in name order).
         super()._link_jupyter_server_extension(serverapp)
         default_update_store(serverapp.config)
 
-    def initialize_settings(self) -> None:
-        serverapp = self.serverapp
-        assert serverapp is not None
-        denied = DeniedFiles(self.denied_files)
-        documents = DocumentService(
-            serverapp.web_app.settings,
-            serverapp.contents_manager,
-            idle_timeout=self.room_idle_timeout,
-            max_save_delay=self.max_save_delay,
-            denied=denied,
-            ready_timeout=self.room_ready_timeout,
-        )
-        BlankNotebooks(serverapp.web_app.settings, serverapp.contents_manager).listen(serverapp.event_logger)
-        kernels = KernelService(
-            serverapp, idle_timeout=self.kernel_idle_timeout, keep_chars=self.max_document_output_bytes
-        )
-        agents = AgentDirectory(suffix=self.agent_name_suffix, idle_timeout=self.agent_idle_timeout)
-        self.services = Services(
-            documents=documents,
-            contents=serverapp.contents_manager,
-            sessions=serverapp.session_manager,
-            kernelspecs=serverapp.kernel_spec_manager,
-            default_kernel=serverapp.kernel_manager.default_kernel_name,
-            limits=Limits(
-                max_result_bytes=self.max_result_bytes,
-                max_output_chars=self.max_output_chars,
-                max_images=self.max_images,
-                max_source_chars=self.max_source_chars,
-                default_timeout=self.default_timeout,
-                max_timeout=self.max_timeout,
-            ),
-            kernels=kernels,
-            execution=ExecutionService(
-                kernels, documents, max_document_output_bytes=self.max_document_output_bytes
-            ),
-            text_documents=TextDocumentService(
-                serverapp.web_app.settings,
-                serverapp.contents_manager,
-                max_file_bytes=self.max_file_bytes,
-                max_download_bytes=self.max_download_bytes,
-                denied=denied,
-                saves=documents.saves,
-            ),
-            settings={name: getattr(self, name) for name in self.setting_names()},
-            revisions=Revisions(self.revision_memory_bytes),
-            agents=agents,
-            presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
-        )
-        self.attendance = Attendance(
-            serverapp.web_app.settings,
-            is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),
-            base_url=serverapp.base_url,
-            agent_paths=frozenset({url_path_join(serverapp.base_url, self.path)}),
-            agent_prefixes=(  # OAuth's endpoints and discovery documents (``auth/handlers.py``)
-                url_path_join(serverapp.base_url, "oauth") + "/",
-                url_path_join(serverapp.base_url, ".well-known") + "/",
-                "/.well-known/",
-            ),
-        )
-        self.gate = LoopGate(
-            self.mcp_loop_share,
-            person_here=self.attendance.person_here,
-            free_step=self.mcp_loop_free_step_ms / 1000,
-            time_slice=self.mcp_loop_slice_ms / 1000,
-            waiting_share=self.mcp_loop_waiting_share,
-        )
-        self.attendance.on_wait = self.gate.person_waits
-        events = ActivityEvents(serverapp.event_logger)
-        oversight = build_oversight(
-            self.services,
-            events.emit,
-            journal_size=self.journal_size,
-            journal_bytes=self.journal_bytes,
-            approval_timeout=self.approval_timeout,
-            policy_file=self.policy_file,
-            journal_file=self._journal_path(),
-            journal_max_age=self.journal_max_age,
-            approval_limits={
-                "per_agent": self.max_pending_approvals,
-                "max_chars": self.max_approval_chars,
-                "turn_calls": self.approval_turn_calls,
-                "turn_seconds": self.approval_turn_seconds,
-            },
-        )
-        tools = ALL + (conformance.TOOLS if self.conformance_tools else [])
-        self.tasks = TaskBoard()
-        self.transport = MCPTransport(
-            build_server(self.services, oversight.guard, tools, self.tasks),
-            session_idle_timeout=self.session_idle_timeout,
-            retry_interval_ms=self.sse_retry_interval,
-            max_body_bytes=body_limit(self.max_file_bytes),
-            max_sessions_per_principal=self.max_sessions_per_user,
-            max_sessions=self.max_sessions,
-            agents=self.services.agents,
-            # Kernel calls run long: they stream, so progress, resumption and cancelling reach them.
-            streaming_tools=frozenset(
-                t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
-            ),
-        )
-        self.tokens = TokenStore(self._agents_path(), url_path_join(serverapp.base_url, "mcp"))
-        self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
-        self.panel = Panel(
-            oversight,
-            self.transport,
-            events,
-            self.services,
-            path=self.path,
-            conflicts=self.route_conflicts,
-            notices=lambda: [n for n in [panel_missing(serverapp)] if n],
+    @property
+    def runtime(self) -> Runtime:
+        """The extension at work, built on first use (a request to one of its paths, or this)."""
+        if self._runtime is None:
+            from .runtime import Runtime  # the MCP SDK, the tools, OAuth: only now
+
+            self._runtime = Runtime(self)
+            if self.freeze_startup_objects:  # what it built lives as long as the server, as at start
+                startup_heap.freeze()
+        return self._runtime
+
+    @property
+    def services(self) -> Services:
+        return self.runtime.services
+
+    @property
+    def panel(self) -> Panel:
+        return self.runtime.panel
+
+    @property
+    def tokens(self) -> TokenStore:
+        return self.runtime.tokens
+
+    @property
+    def gate(self) -> LoopGate:
+        return self.runtime.gate
+
+    @property
+    def transport(self) -> MCPTransport:
+        return self.runtime.transport
+
+    @property
+    def tasks(self) -> TaskBoard:
+        return self.runtime.tasks
+
+    @property
+    def attendance(self) -> Attendance:
+        return self.runtime.attendance
+
+    def prefixes(self) -> tuple[str, ...]:
+        """The paths whose first request builds the runtime: the endpoint, the panel's API, OAuth."""
+        assert self.serverapp is not None
+        base = self.serverapp.base_url
+        return (
+            url_path_join(base, self.path),
+            url_path_join(base, "api", "mcp") + "/",
+            url_path_join(base, "oauth") + "/",
+            url_path_join(base, ".well-known") + "/",
+            "/.well-known/",
         )
 
-    def initialize_handlers(self) -> None:
-        # Registered on the server's own route (not under /jupyter_mcp_ext/), at <base_url>/<path> (default mcp).
+    def initialize_settings(self) -> None:
+        # The panel's events are registered now: JupyterLab subscribes to the event bus on loading,
+        # before anything builds the runtime, and hears only the schemas known by then.
         assert self.serverapp is not None
-        route = url_path_join(self.serverapp.base_url, re.escape(self.path))
-        limit = body_limit(self.max_file_bytes)
-        self.serverapp.web_app.add_handlers(
-            ".*$",
-            [
-                (
-                    route,
-                    MCPHandler,
-                    {
-                        "transport": self.transport,
-                        "max_body_bytes": limit,
-                        "gate": self.gate,
-                        "tokens": self.tokens,
-                        "accept_jupyter_token": self.accept_jupyter_token,
-                        "oauth": self.oauth,
-                    },
-                )
-            ],
-        )
-        self.serverapp.web_app.add_handlers(".*$", panel_routes(self.serverapp.base_url, self.panel))
-        self.serverapp.web_app.add_handlers(".*$", review_routes(self.serverapp.base_url, self.panel))
-        api = url_path_join(self.serverapp.base_url, "api", "mcp")
-        self.serverapp.web_app.add_handlers(".*$", agent_routes(api, self.panel, self.tokens))
-        if self.oauth:  # before the quiet 404s of the discovery paths it does not serve
-            server = AgentAuthorizationServer(
-                self.tokens,
-                url_path_join(self.serverapp.base_url, "oauth", "consent"),
-                access_lifetime=self.access_token_lifetime,
-                refresh_lifetime=self.refresh_token_lifetime,
-                documents=self.oauth_client_documents,
-            )
-            self.serverapp.web_app.add_handlers(".*$", oauth_routes(self.serverapp.base_url, server))
-        self.serverapp.web_app.add_handlers(".*$", [(r, NoOAuthHandler) for r in OAUTH_DISCOVERY_ROUTES])
-        # After ExtensionApp has written our settings into the server's.
-        self.attendance.listen(self.serverapp.web_app)
+        self.events = ActivityEvents(self.serverapp.event_logger)
+
+    def initialize_handlers(self) -> None:
+        assert self.serverapp is not None
+        web_app = self.serverapp.web_app
+        lazy = LazyRoutes(web_app, self.prefixes(), lambda: self.runtime.routes(self))
+        web_app.add_handlers(".*$", [(r".*", lazy)])
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.
@@ -211,25 +112,20 @@ class MCPExtensionApp(MCPSettings):
             self.log.info("%d objects left out of full garbage collections (%.0f ms)", frozen, took * 1000)
         for conflict in self.route_conflicts():  # every extension has loaded by now
             self.log.error(conflict.message())
-        for notice in self.panel.notices():
+        for notice in [n for n in [panel_missing(serverapp)] if n]:
             self.log.warning(notice)
         # Last, in the same step as the lines above: whoever waits for it finds them written.
         self.log.info(startup_line(serverapp, self.path, self.oauth))
         # Before a tab or an agent opens rooms: rooms starting together would each make the database.
-        await self.services.documents.stores.ensure()
+        await UpdateStores(serverapp.web_app.settings).ensure()
 
     def route_conflicts(self) -> list[Conflict]:
         """Other extensions' handlers on our endpoint's path, as Tornado routes now."""
         assert self.serverapp is not None
         path = url_path_join(self.serverapp.base_url, self.path)
         names = list(self.serverapp.extension_manager.extensions)
-        return conflicts(self.serverapp.web_app, path, (MCPHandler,), names)
+        return conflicts(self.serverapp.web_app, path, (), names)
 
     async def stop_extension(self) -> None:
-        await self.transport.stop()
-        await self.tasks.stop()
-        self.gate.uninstall()
-        try:
-            await self.services.stop()
-        finally:
-            await asyncio.to_thread(self.panel.close)  # the journal's last writes reach its file
+        if self._runtime is not None:
+            await self._runtime.stop()

@@ -1,4 +1,4 @@
-"""Who else routes our endpoint's path: another extension (datalayer's jupyter-mcp-server routes
+"""Who else routes our endpoint's path, and our own routes, built on first use: another extension (datalayer's jupyter-mcp-server routes
 ``mcp/?``) registered on ``<base_url>/mcp`` makes whichever loaded first answer, silently.
 
 Read from Tornado's routing table as it stands, so it sees extensions loaded before and after ours.
@@ -6,10 +6,13 @@ Read from Tornado's routing table as it stands, so it sees extensions loaded bef
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tornado.routing import PathMatches, Rule
+from tornado.httputil import HTTPServerRequest
+from tornado.routing import PathMatches, Router, Rule
+from tornado.web import Application
 
 SETTING = "MCPExtensionApp.path"
 
@@ -69,6 +72,9 @@ def conflicts(web_app: Any, path: str, ours: tuple[type, ...], extensions: list[
         if not rule.matcher.regex.match(path):
             continue
         handler = rule.target
+        if isinstance(handler, LazyRoutes):  # ours, built on first use
+            taken = taken or handler.ours(path)
+            continue
         if isinstance(handler, type) and issubclass(handler, ours):
             taken = True
             continue
@@ -77,3 +83,45 @@ def conflicts(web_app: Any, path: str, ours: tuple[type, ...], extensions: list[
         found.append(Conflict(path, name, extension, answers=not taken))
         taken = True
     return found
+
+
+class LazyRoutes(Router):
+    """The extension's routes, built on the first request under one of ``prefixes``.
+
+    Registered in place of the routes themselves (``Application.add_handlers`` with a path that
+    matches anything), so Tornado tries them where the extension's routes belong; a request under
+    none of the prefixes, or that no route matches, goes on to the next rule, as with plain routes.
+    Jupyter Server checks each handler it is given for authentication decorators; it is given this
+    router, so the routes get the same check when they are built.
+    """
+
+    SUPPORTED_METHODS: tuple[str, ...] = ()  # no methods of its own: Jupyter's check looks at these
+
+    def __init__(self, app: Application, prefixes: tuple[str, ...], build: Callable[[], list[Any]]):
+        self.app = app
+        self.prefixes = prefixes
+        self._build = build
+        self._rules: list[tuple[PathMatches, type, dict[str, Any]]] | None = None
+
+    def ours(self, path: str) -> bool:
+        return any(path.startswith(p) or path == p.rstrip("/") for p in self.prefixes)
+
+    def find_handler(self, request: HTTPServerRequest, **kwargs: Any) -> Any:
+        if not self.ours(request.path or ""):
+            return None
+        if self._rules is None:
+            routes = self._build()
+            check = getattr(self.app, "_check_handler_auth", None)  # Jupyter Server's own, as add_handlers
+            undecorated = [
+                m for pattern, handler, _ in routes for m in (check(pattern, handler) if check else [])
+            ]
+            if undecorated and not self.app.settings.get("allow_unauthenticated_access", True):
+                raise RuntimeError("Endpoints without authentication: " + ", ".join(undecorated))
+            self._rules = [(PathMatches(pattern), handler, args) for pattern, handler, args in routes]
+        for matcher, handler, args in self._rules:
+            found = matcher.match(request)
+            if found is not None:
+                return self.app.get_handler_delegate(
+                    request, handler, args, found.get("path_args"), found.get("path_kwargs")
+                )
+        return None
