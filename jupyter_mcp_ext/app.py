@@ -134,7 +134,12 @@ class MCPExtensionApp(MCPSettings):
                 t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
             ),
         )
-        self.tokens = TokenStore(self._agents_path(), url_path_join(serverapp.base_url, "mcp"))
+        self.tokens = TokenStore(
+            self._agents_path(),
+            url_path_join(serverapp.base_url, "mcp"),
+            server=self._server_identity(),
+            legacy=self._legacy_agents_path(),
+        )
         self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
         self.panel = Panel.build(
             self.services,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 import pytest
@@ -249,16 +249,43 @@ async def test_a_wrong_verifier_a_replayed_code_and_an_expired_code_get_no_token
     assert expired.status_code == 400 and "expired" in expired.json()["error_description"]
 
 
-async def test_a_token_for_another_resource_is_not_issued(flow):
+async def test_a_token_for_another_resource_is_not_issued(flow, server_url):
+    """Another server's MCP URL is refused by its whole URL, not by its path: the client is told which
+    resource this server answers for."""
     client = await flow.register()
     _, challenge = pkce()
-    response = await flow.authorize(client, challenge, resource="http://127.0.0.1:1/other/mcp")
-    answer = query(response.headers["location"])
-    assert (
-        answer["error"] == "invalid_request"
-        and "code" not in answer
-        and "resource" in answer["error_description"]
+    for other in ("http://127.0.0.1:1/other/mcp", "https://evil.example" + urlsplit(server_url).path + "mcp"):
+        response = await flow.authorize(client, challenge, resource=other)
+        answer = query(response.headers["location"])
+        assert answer["error"] == "invalid_target" and "code" not in answer, answer
+        assert f"{server_url}mcp" in answer["error_description"], answer
+    same = await flow.authorize(
+        client, challenge, resource=f"{server_url}mcp/"
+    )  # a trailing slash is the same
+    assert "/oauth/consent?request=" in same.headers["location"], same.headers
+
+
+async def test_token_and_refresh_requests_naming_another_resource_get_no_token(flow, person, server_url):
+    client = await flow.register()
+    verifier, challenge = pkce()
+    code = await flow.code(person, client, challenge)
+    elsewhere = await flow.token(
+        client,
+        grant_type="authorization_code",
+        code=code,
+        code_verifier=verifier,
+        redirect_uri=REDIRECT,
+        resource="https://evil.example/somewhere",
     )
+    assert elsewhere.status_code == 400 and elsewhere.json()["error"] == "invalid_target", elsewhere.text
+    assert f"{server_url}mcp" in elsewhere.json()["error_description"]
+
+    got = await flow.tokens(person, client)
+    refresh = {"grant_type": "refresh_token", "refresh_token": got["refresh_token"]}
+    refused = await flow.token(client, **refresh, resource="https://evil.example/mcp")
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_target", refused.text
+    here = await flow.token(client, **refresh, resource=f"{server_url}mcp")  # not spent by the refusal
+    assert here.status_code == 200, here.text
 
 
 async def test_registration_is_bounded(flow):
