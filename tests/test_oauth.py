@@ -15,7 +15,7 @@ from traitlets.config import Config
 
 import jupyter_mcp_ext.auth.provider as provider
 
-from .mcp_client import connect, fails, ok
+from .mcp_client import RAW_HEADERS, RAW_INITIALIZE, connect, fails, ok
 from .oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -138,6 +138,24 @@ async def test_the_whole_flow_by_hand_then_refresh_rotation_and_revocation(serve
         f"{server_url}mcp", json=PING, headers={**ACCEPT, "Authorization": f"Bearer {fresh['access_token']}"}
     )
     assert refused.status_code == 401
+
+
+async def test_a_refresh_retires_the_access_token_it_replaces(server_url, flow, person):
+    """An agent refreshing in a loop holds one working access token, the newest, not one per refresh."""
+    client = await flow.register()
+    got = await flow.tokens(person, client)
+    accesses, refresh = [got["access_token"]], got["refresh_token"]
+    for _ in range(5):
+        answer = await flow.token(client, grant_type="refresh_token", refresh_token=refresh)
+        assert answer.status_code == 200, answer.text
+        accesses.append(answer.json()["access_token"])
+        refresh = answer.json()["refresh_token"]
+
+    async def opens(token: str) -> int:
+        headers = {**RAW_HEADERS, "Authorization": f"Bearer {token}"}
+        return (await flow.agent.post(f"{server_url}mcp", json=RAW_INITIALIZE, headers=headers)).status_code
+
+    assert [await opens(t) for t in accesses] == [401] * 5 + [200]
 
 
 async def test_the_consent_page_names_the_client_and_cannot_be_framed(server_url, flow, person):

@@ -70,6 +70,8 @@ def connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash may lose the last commits, never corrupt
     db.execute("PRAGMA foreign_keys=ON")
+    db.execute("PRAGMA wal_autocheckpoint=200")  # pages: the log is folded in every ~800 KB of writes
+    db.execute("PRAGMA journal_size_limit=1048576")  # and cut back to 1 MB after
     db.executescript(SCHEMA)
     for suffix in ("-wal", "-shm"):  # made by SQLite with the process umask
         side = path.with_name(path.name + suffix)
