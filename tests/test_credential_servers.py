@@ -129,3 +129,14 @@ class TestTwoStoresOnOneDataFolder:
         assert not legacy.exists() and (tmp_path / "agents.json.migrated").exists()
         b = TokenStore(tmp_path / "agents.sqlite", "/mcp", server="B", legacy=legacy)
         assert b.mine() == []
+
+
+def test_an_unreadable_store_says_so_and_the_server_still_signs_agents_in(tmp_path, caplog):
+    path = tmp_path / "agents.sqlite"
+    path.write_bytes(b"not a database" * 100)
+    with caplog.at_level("ERROR"):
+        store = TokenStore(path, "/mcp", server="A")
+    assert "Cannot open MCP agent credentials" in caplog.text and "until this server stops" in caplog.text
+    credential, token = store.mint("Bot", "alice", "ask")
+    assert store.lookup(token) is credential
+    assert path.read_bytes() == b"not a database" * 100  # left for the person to look at

@@ -66,7 +66,7 @@ def connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-    db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash may lose the last commits, never corrupt
     db.execute("PRAGMA foreign_keys=ON")
@@ -77,6 +77,31 @@ def connect(path: Path) -> sqlite3.Connection:
         side = path.with_name(path.name + suffix)
         if side.exists():
             side.chmod(0o600)
+    return db
+
+
+def open_store(path: Path, legacy: Path | None, server: str, resource_path: str) -> sqlite3.Connection:
+    """The shared database, the old file adopted and expired rows gone; one in memory if it cannot
+    be opened (the server starts, and says its agents' credentials end with it)."""
+    try:
+        db = connect(path)
+    except (sqlite3.Error, OSError) as err:
+        log.error(
+            "Cannot open MCP agent credentials %s (%s): agents' credentials will last until this server "
+            "stops. Move the file away to start afresh.",
+            path,
+            err,
+        )
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA foreign_keys=ON")
+        db.executescript(SCHEMA)
+        legacy = None  # left where it is, for a start that can keep what it holds
+    if legacy is not None:
+        migrate_legacy(db, legacy, server, resource_path, resource_path)
+    now = time.time()
+    with transaction(db):
+        db.execute("DELETE FROM tokens WHERE expires IS NOT NULL AND expires <= ?", (now,))
+        db.execute("DELETE FROM used WHERE expires <= ?", (now,))
     return db
 
 

@@ -88,13 +88,7 @@ class TokenStore:
         self.credentials: dict[str, Credential] = {}  # this server's, as last read (one object per id)
         self.clients: dict[str, dict[str, Any]] = {}  # OAuth clients registered here (RFC 7591)
         self.checked: frozenset[tuple[str, str]] = frozenset()  # (resource, action) pairs tools ask for
-        self._db = store.connect(path)
-        if legacy is not None:
-            store.migrate_legacy(self._db, legacy, self.server, resource, resource)
-        now = time.time()
-        with store.transaction(self._db):
-            self._db.execute("DELETE FROM tokens WHERE expires IS NOT NULL AND expires <= ?", (now,))
-            self._db.execute("DELETE FROM used WHERE expires <= ?", (now,))
+        self._db = store.open_store(path, legacy, self.server, resource)
         self.mine()
         self.clients = {
             cid: json.loads(data)
