@@ -105,6 +105,19 @@ class TestTwoStoresOnOneDataFolder:
         again = TokenStore(tmp_path / "agents.sqlite", "/mcp", server="A")
         assert again.lookup(token) is None and [c.name for c in again.mine()] == ["Other"]
 
+    def test_registered_clients_are_kept_per_server_and_one_process_does_not_drop_anothers(self, tmp_path):
+        first = TokenStore(tmp_path / "agents.sqlite", "/mcp", server="A")
+        second = TokenStore(tmp_path / "agents.sqlite", "/mcp", server="A")
+        first.clients["x"] = {"client_id": "x"}
+        first.save()
+        second.clients["y"] = {"client_id": "y"}
+        second.save()
+        assert TokenStore(tmp_path / "agents.sqlite", "/mcp", server="A").clients.keys() == {"x", "y"}
+        assert TokenStore(tmp_path / "agents.sqlite", "/mcp", server="B").clients == {}
+        del first.clients["x"]
+        first.save()
+        assert TokenStore(tmp_path / "agents.sqlite", "/mcp", server="A").clients.keys() == {"y"}
+
     def test_the_old_json_file_is_adopted_once_by_the_server_of_its_path(self, tmp_path, caplog):
         legacy = tmp_path / "agents.json"
         old = {

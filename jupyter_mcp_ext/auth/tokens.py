@@ -90,12 +90,9 @@ class TokenStore:
         self.checked: frozenset[tuple[str, str]] = frozenset()  # (resource, action) pairs tools ask for
         self._db = store.open_store(path, legacy, self.server, resource)
         self.mine()
-        self.clients = {
-            cid: json.loads(data)
-            for cid, data in self._db.execute(
-                "SELECT client_id, data FROM clients WHERE server = ?", (self.server,)
-            )
-        }
+        query = "SELECT client_id, data FROM clients WHERE server = ?"
+        self._clients_saved: dict[str, str] = dict(self._db.execute(query, (self.server,)).fetchall())
+        self.clients = {cid: json.loads(data) for cid, data in self._clients_saved.items()}
 
     def close(self) -> None:
         self._db.close()
@@ -349,21 +346,24 @@ class TokenStore:
     # -- keeping ------------------------------------------------------------------------
 
     def save(self) -> None:
-        """Keep ``clients`` (credentials and tokens are written as they change, row by row)."""
+        """Keep ``clients`` (credentials and tokens are written as they change, row by row): the ones
+        added or changed here, and the removal of ones this process knew (not another's new ones)."""
+        saved = {cid: json.dumps(data) for cid, data in self.clients.items()}
         try:
             with store.transaction(self._db):
-                kept = set(self.clients)
-                for (cid,) in self._db.execute(
-                    "SELECT client_id FROM clients WHERE server = ?", (self.server,)
-                ).fetchall():
-                    if cid not in kept:
-                        self._db.execute(
-                            "DELETE FROM clients WHERE server = ? AND client_id = ?", (self.server, cid)
-                        )
+                for cid in self._clients_saved.keys() - saved.keys():
+                    self._db.execute(
+                        "DELETE FROM clients WHERE server = ? AND client_id = ?", (self.server, cid)
+                    )
                 self._db.executemany(
                     "INSERT OR REPLACE INTO clients VALUES (?, ?, ?)",
-                    [(self.server, cid, json.dumps(data)) for cid, data in self.clients.items()],
+                    [
+                        (self.server, cid, data)
+                        for cid, data in saved.items()
+                        if self._clients_saved.get(cid) != data
+                    ],
                 )
+            self._clients_saved = saved
         except sqlite3.Error as err:  # they still work until the server stops
             log.error("Could not keep MCP agent clients in %s (%s)", self.path, err)
 
