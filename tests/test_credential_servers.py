@@ -60,6 +60,7 @@ async def test_a_token_works_only_where_it_was_minted_and_a_revocation_survives_
         with lab(tmp_path, "a") as a:
             with lab(tmp_path, "b") as b:
                 agent_id, token = await mint(http, a, "Reader")
+                _, kept = await mint(http, a, "Keeper")
                 assert await status_at(http, a, token) == 200
                 assert await status_at(http, b, token) == 401
                 assert await listed(http, b) == []
@@ -72,9 +73,9 @@ async def test_a_token_works_only_where_it_was_minted_and_a_revocation_survives_
                 assert await status_at(http, b, token) == 401
                 await mint(http, b, "B's own")  # B writes its credentials
                 assert await listed(http, b) == ["B's own"]
-        with lab(tmp_path, "a") as a:  # A restarted after B wrote: the revocation holds
+        with lab(tmp_path, "a") as a:  # A restarted (on another port) after B wrote: the revocation holds
             assert await status_at(http, a, token) == 401
-            assert await listed(http, a) == []
+            assert await listed(http, a) == ["Keeper"] and await status_at(http, a, kept) == 200
 
 
 class TestTwoStoresOnOneDataFolder:
