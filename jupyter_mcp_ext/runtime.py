@@ -151,7 +151,12 @@ class Runtime:
                 t.name for t in tools if t.resource == "kernels" or t in conformance.TOOLS
             ),
         )
-        self.tokens = TokenStore(app._agents_path(), url_path_join(serverapp.base_url, "mcp"))
+        self.tokens = TokenStore(
+            app._agents_path(),
+            url_path_join(serverapp.base_url, "mcp"),
+            server=app._server_identity(),
+            legacy=app._legacy_agents_path(),
+        )
         self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
         self.panel = Panel(
             oversight,

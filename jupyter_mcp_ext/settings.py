@@ -267,8 +267,10 @@ class MCPSettings(ExtensionApp):
     agents_file = Unicode(
         "",
         config=True,
-        help="JSON file keeping agents' credentials (token hashes, never tokens) across restarts; empty: "
-        "jupyter_mcp_ext/agents.json in Jupyter's data folder (agents-<hash>.json for another base_url).",
+        help="SQLite file keeping agents' credentials (token hashes, never tokens) across restarts; empty: "
+        "jupyter_mcp_ext/agents.sqlite in Jupyter's data folder, shared by the person's servers (each "
+        "credential belongs to the server, root folder and base_url, that issued it). A .json name "
+        "(older versions' file) is read once and its records adopted into <name>.sqlite.",
     )
     accept_jupyter_token = Bool(
         True,
@@ -302,13 +304,28 @@ class MCPSettings(ExtensionApp):
     )
 
     def _agents_path(self) -> Path:
+        """The credentials database: one for every server of this data folder (rows say whose)."""
         if self.agents_file:
+            path = Path(self.agents_file)
+            return path.with_suffix(".sqlite") if path.suffix == ".json" else path
+        return Path(jupyter_data_dir()) / "jupyter_mcp_ext" / "agents.sqlite"
+
+    def _legacy_agents_path(self) -> Path:
+        """The JSON file older versions kept per base_url (its records are adopted once)."""
+        if self.agents_file and Path(self.agents_file).suffix == ".json":
             return Path(self.agents_file)
         base = self.serverapp.base_url if self.serverapp is not None else "/"
         name = (
             "agents.json" if base == "/" else f"agents-{hashlib.sha256(base.encode()).hexdigest()[:8]}.json"
         )
         return Path(jupyter_data_dir()) / "jupyter_mcp_ext" / name
+
+    def _server_identity(self) -> str:
+        """Who issued a credential: the root folder and base_url, not the port (a restart on another
+        port keeps its agents; two servers of one person on different folders never share them)."""
+        assert self.serverapp is not None
+        where = f"{Path(self.serverapp.root_dir).resolve()}|{self.serverapp.base_url}"
+        return hashlib.sha256(where.encode()).hexdigest()[:16]
 
     def _journal_path(self) -> Path | None:
         if self.journal_file is None:

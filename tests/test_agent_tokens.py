@@ -13,7 +13,7 @@ from httpx_ws import WebSocketUpgradeError, aconnect_ws
 from mcp_types import Implementation
 from traitlets.config import Config
 
-from jupyter_mcp_ext.auth.tokens import TokenStore
+from jupyter_mcp_ext.auth.tokens import MAX_USED_PER_GRANT, TokenStore
 
 from .mcp_client import STATELESS, connect, fails, ok
 
@@ -226,3 +226,22 @@ class TestStore:
         newer = store.issue(credential, "refresh", 3600, family="f1")
         assert store.rotate(refresh) is None  # reused after rotation: refused, and the grant ends
         assert store.rotate(newer) is None and store.lookup(access) is None
+
+    def test_a_grant_refreshed_in_a_loop_keeps_two_tokens_and_a_bounded_memory_of_spent_ones(self, tmp_path):
+        store = TokenStore(tmp_path / "agents.sqlite", "/mcp")
+        credential = store.create("OAuth client", "alice", "full", client="Inspector", client_id="c")
+        family = store.begin_grant(credential)
+        access = store.issue(credential, "access", 3600, family)
+        refresh = store.issue(credential, "refresh", 3600, family)
+        first_access, spent = access, []
+        for _ in range(300):
+            assert store.rotate(refresh) is not None
+            spent.append(refresh)
+            access = store.issue(credential, "access", 3600, family)
+            refresh = store.issue(credential, "refresh", 3600, family)
+            assert store.live_tokens(credential.id) == 2
+        assert store.lookup(first_access) is None and store.lookup(access) is credential
+        remembered = store._db.execute("SELECT COUNT(*) FROM used").fetchone()[0]
+        assert remembered == MAX_USED_PER_GRANT
+        assert store.rotate(spent[-1]) is None  # a recent spent one, reused: the grant ends
+        assert store.lookup(access) is None and store.live_tokens(credential.id) == 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 import pytest
@@ -15,7 +15,7 @@ from traitlets.config import Config
 
 import jupyter_mcp_ext.auth.provider as provider
 
-from .mcp_client import connect, fails, ok
+from .mcp_client import RAW_HEADERS, RAW_INITIALIZE, connect, fails, ok
 from .oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -140,6 +140,24 @@ async def test_the_whole_flow_by_hand_then_refresh_rotation_and_revocation(serve
     assert refused.status_code == 401
 
 
+async def test_a_refresh_retires_the_access_token_it_replaces(server_url, flow, person):
+    """An agent refreshing in a loop holds one working access token, the newest, not one per refresh."""
+    client = await flow.register()
+    got = await flow.tokens(person, client)
+    accesses, refresh = [got["access_token"]], got["refresh_token"]
+    for _ in range(5):
+        answer = await flow.token(client, grant_type="refresh_token", refresh_token=refresh)
+        assert answer.status_code == 200, answer.text
+        accesses.append(answer.json()["access_token"])
+        refresh = answer.json()["refresh_token"]
+
+    async def opens(token: str) -> int:
+        headers = {**RAW_HEADERS, "Authorization": f"Bearer {token}"}
+        return (await flow.agent.post(f"{server_url}mcp", json=RAW_INITIALIZE, headers=headers)).status_code
+
+    assert [await opens(t) for t in accesses] == [401] * 5 + [200]
+
+
 async def test_the_consent_page_names_the_client_and_cannot_be_framed(server_url, flow, person):
     client = await flow.register(
         client_name="<b>Evil</b> Co", redirect_uris=["https://agents.example.com/cb"]
@@ -249,16 +267,43 @@ async def test_a_wrong_verifier_a_replayed_code_and_an_expired_code_get_no_token
     assert expired.status_code == 400 and "expired" in expired.json()["error_description"]
 
 
-async def test_a_token_for_another_resource_is_not_issued(flow):
+async def test_a_token_for_another_resource_is_not_issued(flow, server_url):
+    """Another server's MCP URL is refused by its whole URL, not by its path: the client is told which
+    resource this server answers for."""
     client = await flow.register()
     _, challenge = pkce()
-    response = await flow.authorize(client, challenge, resource="http://127.0.0.1:1/other/mcp")
-    answer = query(response.headers["location"])
-    assert (
-        answer["error"] == "invalid_request"
-        and "code" not in answer
-        and "resource" in answer["error_description"]
+    for other in ("http://127.0.0.1:1/other/mcp", "https://evil.example" + urlsplit(server_url).path + "mcp"):
+        response = await flow.authorize(client, challenge, resource=other)
+        answer = query(response.headers["location"])
+        assert answer["error"] == "invalid_target" and "code" not in answer, answer
+        assert f"{server_url}mcp" in answer["error_description"], answer
+    same = await flow.authorize(
+        client, challenge, resource=f"{server_url}mcp/"
+    )  # a trailing slash is the same
+    assert "/oauth/consent?request=" in same.headers["location"], same.headers
+
+
+async def test_token_and_refresh_requests_naming_another_resource_get_no_token(flow, person, server_url):
+    client = await flow.register()
+    verifier, challenge = pkce()
+    code = await flow.code(person, client, challenge)
+    elsewhere = await flow.token(
+        client,
+        grant_type="authorization_code",
+        code=code,
+        code_verifier=verifier,
+        redirect_uri=REDIRECT,
+        resource="https://evil.example/somewhere",
     )
+    assert elsewhere.status_code == 400 and elsewhere.json()["error"] == "invalid_target", elsewhere.text
+    assert f"{server_url}mcp" in elsewhere.json()["error_description"]
+
+    got = await flow.tokens(person, client)
+    refresh = {"grant_type": "refresh_token", "refresh_token": got["refresh_token"]}
+    refused = await flow.token(client, **refresh, resource="https://evil.example/mcp")
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_target", refused.text
+    here = await flow.token(client, **refresh, resource=f"{server_url}mcp")  # not spent by the refusal
+    assert here.status_code == 200, here.text
 
 
 async def test_registration_is_bounded(flow):

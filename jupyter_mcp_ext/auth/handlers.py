@@ -29,7 +29,7 @@ from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from tornado import web
 
-from . import consent
+from . import consent, resource
 from .asgi import serve
 from .client_documents import ClientDocumentError, is_document_id
 from .principal import permissions_of
@@ -68,6 +68,9 @@ class OAuthEndpoint(JupyterHandler):
         if not declared.isdigit() or int(declared) > MAX_BODY or len(self.request.body) > MAX_BODY:
             raise web.HTTPError(413, f"An OAuth request body may be at most {MAX_BODY} bytes.")
         self.set_header("Access-Control-Allow-Origin", "*")  # browser-based hosts (the MCP Inspector)
+        resource.begin(
+            origin(self) + url_path_join(self.base_url, "mcp"), self.get_argument("resource", None)
+        )
         self.set_header("Cache-Control", "no-store")
 
     def options(self, *args: Any) -> None:

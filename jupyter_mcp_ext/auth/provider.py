@@ -29,8 +29,9 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from . import resource
 from .client_documents import ClientDocumentError, ClientDocuments, is_document_id
-from .tokens import TokenStore
+from .tokens import Revoked, TokenStore
 
 CODE_LIFETIME = 60.0  # seconds an authorization code may wait for its exchange
 CONSENT_LIFETIME = 600.0  # seconds a consent page may wait for the person (a login in between)
@@ -160,10 +161,9 @@ class AgentAuthorizationServer:
     # -- authorize: hand over to the person -------------------------------------------------
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
-        if params.resource is not None and urlsplit(params.resource).path.rstrip("/") != self.resource_path:
-            raise AuthorizeError(
-                "invalid_request", f"resource must be this server's MCP endpoint ({self.resource_path})."
-            )
+        wrong = resource.problem(params.resource, self.resource_path)
+        if wrong:
+            raise AuthorizeError("invalid_target", wrong)
         now = time.monotonic()
         self.consents = {k: c for k, c in self.consents.items() if c.expires > now}
         if len(self.consents) >= MAX_PENDING:
@@ -240,6 +240,9 @@ class AgentAuthorizationServer:
         found = self._loaded.pop(authorization_code.code, None)
         if found is None:
             raise TokenError("invalid_grant", "authorization code was used already")
+        wrong = resource.problem(resource.named(), self.resource_path)
+        if wrong:  # the code is spent: a client naming another server starts again
+            raise TokenError("invalid_target", wrong)
         name = client.client_name or urlsplit(str(authorization_code.redirect_uri)).hostname or "OAuth client"
         credential = self.store.create(
             name,
@@ -253,11 +256,14 @@ class AgentAuthorizationServer:
         self._spent_codes[authorization_code.code] = credential.id
         if len(self._spent_codes) > 1000:
             self._spent_codes.pop(next(iter(self._spent_codes)))
-        return self._tokens(credential, secrets.token_hex(8), authorization_code.scopes)
+        return self._tokens(credential, self.store.begin_grant(credential), authorization_code.scopes)
 
     def _tokens(self, credential: Any, family: str, scopes: list[str]) -> OAuthToken:
-        access = self.store.issue(credential, "access", self.access_lifetime, family)
-        refresh = self.store.issue(credential, "refresh", self.refresh_lifetime, family)
+        try:
+            access = self.store.issue(credential, "access", self.access_lifetime, family)
+            refresh = self.store.issue(credential, "refresh", self.refresh_lifetime, family)
+        except Revoked as e:
+            raise TokenError("invalid_grant", f"{e} The person must allow it again.") from None
         return OAuthToken(
             access_token=access,
             token_type="Bearer",
@@ -277,6 +283,9 @@ class AgentAuthorizationServer:
     async def exchange_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
+        wrong = resource.problem(resource.named(), self.resource_path)
+        if wrong:  # checked before the token is spent: the right request still works
+            raise TokenError("invalid_target", wrong)
         spent = self.store.rotate(refresh_token.token)
         if spent is None:
             raise TokenError("invalid_grant", "refresh token is no longer valid")

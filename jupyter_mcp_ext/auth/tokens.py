@@ -3,23 +3,25 @@
 An agent credential is what an agent host holds instead of the person's Jupyter token: it works at
 ``<base_url>/mcp`` and nowhere else (Jupyter's identity provider has never heard of it). A credential
 has tokens: one fixed token minted by hand (``jupyter mcp token create``), or an access token (short)
-and a refresh token (long) issued by the OAuth flow. Only SHA-256 hashes of tokens are kept, in memory
-(one dict lookup per request: the hot path never touches the disk) and in a JSON file in Jupyter's
-data folder, written atomically and readable by its owner alone, so credentials survive a restart.
+and a refresh token (long) issued by the OAuth flow. Only SHA-256 hashes of tokens are kept, in a
+SQLite file in Jupyter's data folder (``credential_store``) that every server of the person shares:
+each credential belongs to the one server that issued it, and is accepted nowhere else.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
 import secrets
+import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from . import credential_store as store
+from .resource import mcp_url
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +30,8 @@ PREFIX = "jmcp_"
 POLICIES = ("full", "ask", "read-only")
 MAX_NAME = 100
 LAST_USED_GRAIN = 60.0  # seconds: a credential's last use is written at most this often
+MAX_GRANTS = 10  # live grants (OAuth sign-ins) of one credential; a new one past it ends the oldest
+MAX_USED_PER_GRANT = 50  # spent refresh tokens of a grant remembered, to notice a stolen copy
 
 Kind = Literal["token", "access", "refresh"]
 
@@ -47,7 +51,8 @@ class Credential:
     policy: str
     client: str  # how it came: "token" (minted by hand) or the OAuth client's registered name
     client_id: str | None = None  # the OAuth client, if any
-    resource: str = ""  # the /mcp path it is valid for (this server's base_url)
+    resource: str = ""  # the MCP URL it was issued for (the path alone for one minted without a request)
+    server: str = ""  # the server it belongs to (root folder and base_url): accepted there alone
     # "<resource>:<action>" pairs Jupyter's authorizer allowed the person when they made it: the agent
     # never gets more than its person (a Hub share's scopes, a read-only token's).
     permissions: list[str] | None = None
@@ -65,29 +70,32 @@ class Credential:
         return data
 
 
-@dataclass
-class _Token:
-    credential: str  # Credential.id
-    kind: Kind
-    expires: float | None  # epoch seconds; None: until revoked
-    family: str = ""  # refresh tokens of one grant share it: reuse after rotation revokes them all
+class Revoked(LookupError):
+    """The credential was revoked (here or by another process) while a token was being made for it."""
 
 
 class TokenStore:
-    """Credentials and the hashes of their tokens, kept in ``path``."""
+    """This server's credentials and the hashes of their tokens, kept in the shared database ``path``.
 
-    def __init__(self, path: Path, resource: str):
+    ``server`` says which server a credential belongs to: one server never accepts, lists or changes
+    another's. ``resource`` is this server's MCP path (``<base_url>mcp``).
+    """
+
+    def __init__(self, path: Path, resource: str, *, server: str | None = None, legacy: Path | None = None):
         self.path = path
         self.resource = resource
-        self.credentials: dict[str, Credential] = {}
-        self._tokens: dict[str, _Token] = {}  # sha256 hex of a token -> what it is
-        self._used: dict[str, str] = {}  # rotated refresh token hash -> its family (reuse detection)
-        self.clients: dict[str, dict[str, Any]] = {}
-        self.checked: frozenset[tuple[str, str]] = (
-            frozenset()
-        )  # (resource, action) pairs tools ask for  # OAuth clients registered (RFC 7591), by client_id
-        self._saved_at = 0.0
-        self._load()
+        self.server = server or resource
+        self.credentials: dict[str, Credential] = {}  # this server's, as last read (one object per id)
+        self.clients: dict[str, dict[str, Any]] = {}  # OAuth clients registered here (RFC 7591)
+        self.checked: frozenset[tuple[str, str]] = frozenset()  # (resource, action) pairs tools ask for
+        self._db = store.open_store(path, legacy, self.server, resource)
+        self.mine()
+        query = "SELECT client_id, data FROM clients WHERE server = ?"
+        self._clients_saved: dict[str, str] = dict(self._db.execute(query, (self.server,)).fetchall())
+        self.clients = {cid: json.loads(data) for cid, data in self._clients_saved.items()}
+
+    def close(self) -> None:
+        self._db.close()
 
     # -- issuing -------------------------------------------------------------------------
 
@@ -109,12 +117,17 @@ class TokenStore:
         if policy not in POLICIES:
             raise ValueError(f"Unknown policy '{policy}'; use one of {', '.join(POLICIES)}.")
         if client_id is not None:  # the same OAuth client asked again for the same person: one agent
-            for known in self.credentials.values():
-                if known.client_id == client_id and known.user == user:
-                    known.name, known.client, known.policy = name, client, policy
-                    known.user_display, known.permissions = user_display or user, permissions
-                    known.name_verified = name_verified
-                    return known
+            known = self.held_by(client_id, user)
+            if known is not None:
+                known.name, known.client, known.policy = name, client, policy
+                known.user_display, known.permissions = user_display or user, permissions
+                known.name_verified = name_verified
+                with store.transaction(self._db):
+                    row = store.credential_row(asdict(known))
+                    self._db.execute(
+                        "UPDATE credentials SET policy = ?, data = ? WHERE id = ?", (row[5], row[8], known.id)
+                    )
+                return known
         credential = Credential(
             id=secrets.token_hex(6),
             name=name,
@@ -123,10 +136,16 @@ class TokenStore:
             policy=policy,
             client=client,
             client_id=client_id,
-            resource=self.resource,
+            resource=mcp_url() or self.resource,
+            server=self.server,
             permissions=permissions,
             name_verified=name_verified,
         )
+        with store.transaction(self._db):
+            self._db.execute(
+                "INSERT INTO credentials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                store.credential_row(asdict(credential)),
+            )
         self.credentials[credential.id] = credential
         return credential
 
@@ -134,8 +153,15 @@ class TokenStore:
         """A new token of ``credential``; the caller shows it once, only its hash is kept."""
         token = PREFIX + secrets.token_urlsafe(32)
         expires = time.time() + lifetime if lifetime is not None else None
-        self._tokens[digest(token)] = _Token(credential.id, kind, expires, family)
-        self.save()
+        try:
+            with store.transaction(self._db):
+                self._db.execute(
+                    "INSERT INTO tokens VALUES (?, ?, ?, ?, ?)",
+                    (digest(token), credential.id, kind, expires, family),
+                )
+        except sqlite3.IntegrityError:  # its row is gone: revoked meanwhile
+            self.credentials.pop(credential.id, None)
+            raise Revoked(f"Agent '{credential.name}' was revoked.") from None
         return token
 
     def mint(
@@ -145,147 +171,228 @@ class TokenStore:
         credential = self.create(name, user, policy, user_display=user_display, permissions=permissions)
         return credential, self.issue(credential, "token", None)
 
+    def begin_grant(self, credential: Credential) -> str:
+        """A family for a new grant of ``credential``; past MAX_GRANTS the oldest grant's tokens end."""
+        with store.transaction(self._db):
+            families = [
+                f
+                for (f,) in self._db.execute(
+                    "SELECT family FROM tokens WHERE credential = ? AND family != '' "
+                    "GROUP BY family ORDER BY MAX(COALESCE(expires, 0))",
+                    (credential.id,),
+                )
+            ]
+            for family in families[: max(0, len(families) - MAX_GRANTS + 1)]:
+                self._db.execute("DELETE FROM tokens WHERE family = ?", (family,))
+        return secrets.token_hex(8)
+
     # -- checking ------------------------------------------------------------------------
 
     def lookup(self, token: str, kind: tuple[Kind, ...] = ("token", "access")) -> Credential | None:
-        """The credential of a live token of one of ``kind``; None if unknown, expired or revoked."""
+        """This server's credential of a live token of one of ``kind``; None if unknown, expired or revoked.
+
+        Read from the database each time (a primary-key read; WAL readers never wait): a revocation
+        by any process holding this server's records counts at once.
+        """
         # Found by its SHA-256: what a lookup's timing could reveal is the hash, which is useless.
-        hashed = digest(token)
-        record = self._tokens.get(hashed)
-        if record is None or record.kind not in kind:
+        try:
+            row = self._db.execute(
+                "SELECT t.credential, t.kind, t.expires, c.policy FROM tokens t "
+                "JOIN credentials c ON c.id = t.credential WHERE t.hash = ? AND c.server = ?",
+                (digest(token), self.server),
+            ).fetchone()
+        except sqlite3.Error as err:
+            log.error("Could not read MCP agent credentials in %s (%s)", self.path, err)
             return None
+        if row is None or row[1] not in kind:
+            return None
+        credential_id, _, expires, policy = row
         now = time.time()
-        if record.expires is not None and now >= record.expires:
-            self._tokens.pop(hashed, None)
+        if expires is not None and now >= expires:
+            self._write("DELETE FROM tokens WHERE hash = ?", (digest(token),))
             return None
-        credential = self.credentials.get(record.credential)
-        if credential is None or credential.resource != self.resource:
+        credential = self.credentials.get(credential_id) or self._read(credential_id)
+        if credential is None:
             return None
+        credential.policy = policy  # set here or by another process of this server
         if credential.last_used is None or now - credential.last_used > LAST_USED_GRAIN:
             credential.last_used = now
-            self._save_soon()
+            self._write("UPDATE credentials SET last_used = ? WHERE id = ?", (now, credential_id))
         return credential
 
     def peek_refresh(self, refresh_token: str) -> Credential | None:
         """The credential of a live refresh token, not spending it; one reused after rotation ends its grant."""
-        hashed = digest(refresh_token)
-        family = self._used.get(hashed)
-        if family and hashed not in self._tokens:  # someone else holds a copy: end the whole grant
-            log.warning("An MCP refresh token was reused after rotation; revoking its grant")
-            self._revoke_family(family)
+        if self._reused(digest(refresh_token)):
             return None
         return self.lookup(refresh_token, ("refresh",))
 
     def family_of(self, token: str) -> str:
-        record = self._tokens.get(digest(token))
-        return record.family if record is not None else ""
+        row = self._db.execute("SELECT family FROM tokens WHERE hash = ?", (digest(token),)).fetchone()
+        return row[0] if row is not None else ""
 
     def rotate(self, refresh_token: str) -> tuple[Credential, str] | None:
-        """Spend a refresh token: its credential and family, or None (a reused one revokes the family)."""
+        """Spend a refresh token: its credential and family, or None (a reused one revokes the family).
+
+        Its grant's other tokens (the access token it came with) end with it: a grant holds one
+        access and one refresh token at a time, however often it refreshes.
+        """
         hashed = digest(refresh_token)
-        record = self._tokens.get(hashed)
-        if record is None or record.kind != "refresh":
-            family = self._used.get(hashed)
-            if family:  # a refresh token used twice: someone else has a copy; end the whole grant
-                log.warning("An MCP refresh token was reused after rotation; revoking its grant")
-                self._revoke_family(family)
-            return None
         credential = self.lookup(refresh_token, ("refresh",))
-        del self._tokens[hashed]
         if credential is None:
-            self.save()
+            self._reused(hashed)
             return None
-        self._used[hashed] = record.family
-        return credential, record.family
+        now = time.time()
+        with store.transaction(self._db):
+            row = self._db.execute("SELECT expires, family FROM tokens WHERE hash = ?", (hashed,)).fetchone()
+            if row is None:  # spent by another request meanwhile
+                return None
+            expires, family = row
+            if family:
+                self._db.execute(
+                    "DELETE FROM tokens WHERE family = ? AND credential = ?", (family, credential.id)
+                )
+                self._db.execute(
+                    "INSERT OR REPLACE INTO used VALUES (?, ?, ?, ?)",
+                    (hashed, family, expires or now + 1, now),
+                )
+                self._db.execute(
+                    "DELETE FROM used WHERE family = ? AND hash NOT IN "
+                    "(SELECT hash FROM used WHERE family = ? ORDER BY at DESC LIMIT ?)",
+                    (family, family, MAX_USED_PER_GRANT),
+                )
+            else:
+                self._db.execute("DELETE FROM tokens WHERE hash = ?", (hashed,))
+        return credential, family
+
+    def _reused(self, hashed: str) -> bool:
+        """A refresh token used again after rotation: someone else holds a copy; end its whole grant."""
+        row = self._db.execute("SELECT family FROM used WHERE hash = ?", (hashed,)).fetchone()
+        if row is None:
+            return False
+        log.warning("An MCP refresh token was reused after rotation; revoking its grant")
+        self._revoke_family(row[0])
+        return True
 
     # -- managing ------------------------------------------------------------------------
 
     def revoke(self, credential_id: str) -> bool:
-        """Forget a credential and all its tokens at once."""
-        credential = self.credentials.pop(credential_id, None)
-        self._tokens = {h: t for h, t in self._tokens.items() if t.credential != credential_id}
-        self.save()
-        return credential is not None
+        """Forget a credential of this server and all its tokens at once, for every process."""
+        self.credentials.pop(credential_id, None)
+        return (
+            self._write("DELETE FROM credentials WHERE id = ? AND server = ?", (credential_id, self.server))
+            > 0
+        )
 
     def revoke_token(self, token: str) -> None:
         """RFC 7009: the token (and, for a refresh token, its grant's other tokens) stops working."""
-        record = self._tokens.pop(digest(token), None)
-        if record is not None and record.kind == "refresh" and record.family:
-            self._revoke_family(record.family)
-        self.save()
+        hashed = digest(token)
+        row = self._db.execute(
+            "SELECT t.kind, t.family FROM tokens t JOIN credentials c ON c.id = t.credential "
+            "WHERE t.hash = ? AND c.server = ?",
+            (hashed, self.server),
+        ).fetchone()
+        if row is None:
+            return
+        self._write("DELETE FROM tokens WHERE hash = ?", (hashed,))
+        if row[0] == "refresh" and row[1]:
+            self._revoke_family(row[1])
 
     def _revoke_family(self, family: str) -> None:
-        self._tokens = {h: t for h, t in self._tokens.items() if t.family != family}
-        self.save()
+        self._write(
+            "DELETE FROM tokens WHERE family = ? AND credential IN (SELECT id FROM credentials WHERE server = ?)",
+            (family, self.server),
+        )
 
     def set_policy(self, credential_id: str, policy: str) -> Credential | None:
         if policy not in POLICIES:
             raise ValueError(f"Unknown policy '{policy}'; use one of {', '.join(POLICIES)}.")
-        credential = self.credentials.get(credential_id)
+        changed = self._write(
+            "UPDATE credentials SET policy = ? WHERE id = ? AND server = ?",
+            (policy, credential_id, self.server),
+        )
+        if not changed:
+            self.credentials.pop(credential_id, None)
+            return None
+        credential = self.credentials.get(credential_id) or self._read(credential_id)
         if credential is not None:
             credential.policy = policy
-            self.save()
         return credential
 
     def held_by(self, client_id: str, user: str) -> Credential | None:
-        """The credential this OAuth client already holds for this person, if any."""
-        for known in self.credentials.values():
-            if known.client_id == client_id and known.user == user and known.resource == self.resource:
-                return known
-        return None
+        """The credential this OAuth client already holds for this person here, if any."""
+        row = self._db.execute(
+            "SELECT * FROM credentials WHERE server = ? AND client_id = ? AND user = ? ORDER BY created LIMIT 1",
+            (self.server, client_id, user),
+        ).fetchone()
+        return self._adopt(row) if row is not None else None
 
     def mine(self) -> list[Credential]:
-        """This server's credentials, oldest first."""
-        return sorted(
-            (c for c in self.credentials.values() if c.resource == self.resource), key=lambda c: c.created
-        )
+        """This server's credentials, oldest first, as the database has them now."""
+        rows = self._db.execute("SELECT * FROM credentials WHERE server = ? ORDER BY created", (self.server,))
+        found = [self._adopt(row) for row in rows]
+        ids = {c.id for c in found}
+        for gone in [cid for cid in self.credentials if cid not in ids]:
+            del self.credentials[gone]
+        return found
+
+    def live_tokens(self, credential_id: str) -> int:
+        """How many tokens of a credential work now (a grant holds two, however often it refreshes)."""
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM tokens WHERE credential = ? AND (expires IS NULL OR expires > ?)",
+            (credential_id, time.time()),
+        ).fetchone()
+        return int(row[0])
 
     # -- keeping ------------------------------------------------------------------------
 
-    def _load(self) -> None:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            self.credentials = {c["id"]: Credential(**c) for c in data.get("credentials", [])}
-            now = time.time()
-            self._tokens = {
-                h: _Token(**t)
-                for h, t in data.get("tokens", {}).items()
-                if t.get("expires") is None or t["expires"] > now
-            }
-            self._used = dict(data.get("used", {}))
-            self.clients = dict(data.get("clients", {}))
-        except FileNotFoundError:
-            return
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
-            log.error(
-                "Ignoring unreadable MCP agent credentials %s (%s): agents must connect again", self.path, err
-            )
-
     def save(self) -> None:
-        """Write everything, atomically (a crash leaves the old file), readable by the owner alone."""
-        self._saved_at = time.time()
-        live = {c for c in self.credentials}
-        data = {
-            "credentials": [asdict(c) for c in self.credentials.values()],
-            "tokens": {h: asdict(t) for h, t in self._tokens.items() if t.credential in live},
-            "used": dict(list(self._used.items())[-1000:]),
-            "clients": self.clients,
-        }
+        """Keep ``clients`` (credentials and tokens are written as they change, row by row): the ones
+        added or changed here, and the removal of ones this process knew (not another's new ones)."""
+        saved = {cid: json.dumps(data) for cid, data in self.clients.items()}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(tmp, self.path)
-        except OSError as err:  # they still work until the server stops
-            log.error("Could not keep MCP agent credentials in %s (%s)", self.path, err)
+            with store.transaction(self._db):
+                for cid in self._clients_saved.keys() - saved.keys():
+                    self._db.execute(
+                        "DELETE FROM clients WHERE server = ? AND client_id = ?", (self.server, cid)
+                    )
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO clients VALUES (?, ?, ?)",
+                    [
+                        (self.server, cid, data)
+                        for cid, data in saved.items()
+                        if self._clients_saved.get(cid) != data
+                    ],
+                )
+            self._clients_saved = saved
+        except sqlite3.Error as err:  # they still work until the server stops
+            log.error("Could not keep MCP agent clients in %s (%s)", self.path, err)
 
-    def _save_soon(self) -> None:
-        """A last-use time is worth a write, but not one per request."""
-        if time.time() - self._saved_at > LAST_USED_GRAIN:
-            with contextlib.suppress(Exception):
-                self.save()
+    def _write(self, sql: str, args: tuple[Any, ...]) -> int:
+        """One statement in a transaction of its own; the number of rows it changed."""
+        try:
+            with store.transaction(self._db):
+                return self._db.execute(sql, args).rowcount
+        except sqlite3.Error as err:
+            log.error("Could not write MCP agent credentials in %s (%s)", self.path, err)
+            return 0
+
+    def _read(self, credential_id: str) -> Credential | None:
+        row = self._db.execute(
+            "SELECT * FROM credentials WHERE id = ? AND server = ?", (credential_id, self.server)
+        ).fetchone()
+        return self._adopt(row) if row is not None else None
+
+    def _adopt(self, row: tuple[Any, ...]) -> Credential:
+        """The one object of this credential, its fields as ``row`` has them."""
+        fields = store.credential_fields(row)
+        known = self.credentials.get(fields["id"])
+        if known is None:
+            known = self.credentials[fields["id"]] = Credential(**fields)
+        else:
+            for key, value in fields.items():
+                if key != "last_used" or value is not None:
+                    setattr(known, key, value)
+        return known
 
 
 def _iso(t: float) -> str:
