@@ -260,3 +260,23 @@ async def test_a_document_redirect_uri_is_judged_as_a_browser_reads_it(flow, per
             assert refused.status_code == 400 and "location" not in refused.headers, refused.text
     finally:
         server.stop()
+
+
+async def test_a_repeated_parameter_gets_a_page_never_a_redirect(flow):
+    """The SDK reads a repeated parameter's last value: the check must see the one that is used."""
+    client = await flow.register()
+    params = [
+        ("response_type", "code"),
+        ("client_id", client["client_id"]),
+        ("redirect_uri", REDIRECT),
+        ("redirect_uri", "https://evil.example/cb"),
+    ]
+    answer = await flow.agent.get(flow.meta["authorization_endpoint"], params=params)
+    assert answer.status_code == 400 and "location" not in answer.headers
+    assert "repeated: redirect_uri" in answer.text
+
+
+async def test_a_client_id_url_with_invisible_characters_is_refused(flow):
+    refused = await flow.authorize({"client_id": "https://host.invalid/\u202eevil.json"}, pkce()[1])
+    assert refused.status_code == 400 and "location" not in refused.headers
+    assert "plain ASCII" in refused.text

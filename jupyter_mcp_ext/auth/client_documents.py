@@ -92,6 +92,10 @@ class ClientDocuments:
         self.fetches = PerSource(FETCHES_PER_MINUTE)
 
     def check_url(self, url: str) -> None:
+        if not (url.isascii() and url.isprintable()) or " " in url or "\\" in url:
+            raise ClientDocumentError(
+                "client_id: a client ID URL is plain ASCII, without spaces or backslashes."
+            )
         parts = urlsplit(url)
         loopback_ok = self.mode == "https+loopback" and parts.scheme == "http"
         if loopback_ok and parts.hostname not in ("127.0.0.1", "localhost", "::1"):

@@ -77,7 +77,7 @@ class ConsentRequests:
     def read(self, consent_id: str) -> Consent | None:
         """The request this id carries, if this server signed it, it has not expired or been answered."""
         payload, _, mac = consent_id.partition(".")
-        if not mac or not hmac.compare_digest(mac, self._mac(payload)):
+        if not mac or not hmac.compare_digest(mac.encode(), self._mac(payload).encode()):
             return None
         body = json.loads(_unb64(payload))
         if body["t"] <= time.time() or body["i"] in self._answered:

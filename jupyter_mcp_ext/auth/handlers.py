@@ -151,6 +151,9 @@ class Authorize(OAuthEndpoint):
             values = args.get(name)
             return values[0].decode("utf-8", "replace") if values else None
 
+        repeated = sorted(name for name, values in args.items() if len(values) > 1)
+        if repeated:  # RFC 6749 3.1; and the SDK would read the last where this reads the first
+            raise web.HTTPError(400, f"Give each parameter once; repeated: {', '.join(repeated)[:200]}.")
         where = provider.source.set(self.request.remote_ip or "")
         try:
             try:
