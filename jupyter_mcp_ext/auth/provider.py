@@ -28,7 +28,7 @@ from mcp.server.auth.provider import (
     TokenError,
     construct_redirect_uri,
 )
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
 from .budgets import PerSource
@@ -163,10 +163,12 @@ class AgentAuthorizationServer:
                     f"No agent client {client_id[:80]!r} is registered here (or it was forgotten); "
                     "start the sign-in again from the agent so that it registers."
                 )
-        if wanted is not None and not (isinstance(client, AgentClient) and client.accepts(wanted)):
-            raise ClientRefused(f"Redirect URI {wanted!r} is not registered for client {client_id[:80]!r}.")
-        if wanted is None and len(client.redirect_uris or []) != 1:
-            raise ClientRefused("redirect_uri is missing, and this client has more than one registered.")
+        if not isinstance(client, AgentClient):
+            raise ClientRefused(f"Client {client_id[:80]!r} cannot be checked here.")
+        try:
+            client.validate_redirect_uri(AnyUrl(wanted) if wanted is not None else None)
+        except InvalidRedirectUriError as e:
+            raise ClientRefused(f"{e.message}; start the sign-in again from the agent.") from None
         return client
 
     @staticmethod

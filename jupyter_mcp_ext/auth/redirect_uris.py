@@ -90,8 +90,10 @@ class AgentClient(OAuthClientInformationFull):
     """A client whose redirect URIs are compared after normalisation, loopback ones on any port."""
 
     def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
-        if redirect_uri is None:
-            return super().validate_redirect_uri(None)
+        if redirect_uri is None:  # allowed where one URI is registered: that one, checked as any other
+            if len(self.redirect_uris or []) != 1:
+                raise InvalidRedirectUriError("redirect_uri is missing, and this client has more than one.")
+            redirect_uri = (self.redirect_uris or [])[0]
         try:
             wanted = normalise(str(redirect_uri))
         except ValueError as e:
