@@ -3,9 +3,13 @@
 The SDK (``mcp.server.auth.handlers``) parses and checks every request: client authentication,
 registered redirect URIs, PKCE S256 (a missing challenge, ``plain`` or a wrong verifier is refused),
 code expiry, redirect_uri unchanged between authorize and token, refresh scopes. This provider
-(its ``OAuthAuthorizationServerProvider`` protocol) only keeps things: clients (persisted with the
-credentials), consents waiting for the person, codes (in memory, single use, 60 s), and tokens
-(``TokenStore``: hashed). What a person consents to becomes an agent ``Credential``.
+(its ``OAuthAuthorizationServerProvider`` protocol) finds clients (registered ones persisted with
+the credentials, documented ones fetched, unverified ones on loopback) and keeps codes (in memory,
+single use, 60 s) and tokens (``TokenStore``: hashed); a consent waiting for the person is carried
+signed in its own URL (``consent_requests``). What a person consents to becomes a ``Credential``.
+
+The authorize handler resolves the client and checks its redirect URI first (``resolve_client``),
+so that nothing before that is ever redirected; the SDK's handler then finds that client here.
 """
 
 from __future__ import annotations
