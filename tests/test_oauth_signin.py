@@ -112,6 +112,19 @@ async def test_registrations_from_one_address_do_not_stop_another(server_url):
         assert (await agent.register())["client_id"]
 
 
+async def test_a_registration_flood_forgets_its_own_clients_not_a_waiting_one(
+    server_url, person, monkeypatch
+):
+    """Past the bound on registered clients, the idle ones of the busiest source go first."""
+    monkeypatch.setattr(provider, "MAX_CLIENTS", 5)
+    async with agent_at(server_url) as agent:
+        client = await agent.register()  # registered, its person not yet back to allow it
+        async with agent_at(server_url, ELSEWHERE) as stranger:
+            for _ in range(8):
+                await stranger.register(client_name="Flood")
+        await works(server_url, await agent.tokens(person, client))
+
+
 async def test_thirty_junk_document_urls_do_not_stop_a_real_document_client(server_url, person, publisher):
     async with agent_at(server_url, ELSEWHERE) as stranger:
         for i in range(30):
@@ -281,3 +294,10 @@ async def test_a_client_id_url_with_invisible_characters_is_refused(flow):
     refused = await flow.authorize({"client_id": "https://host.invalid/\u202eevil.json"}, pkce()[1])
     assert refused.status_code == 400 and "location" not in refused.headers
     assert "plain ASCII" in refused.text
+
+
+async def test_an_overlong_state_is_refused_before_any_consent_page(flow):
+    client = await flow.register()
+    answer = await flow.authorize(client, pkce()[1], state="s" * 5000)
+    assert answer.status_code == 302 and answer.headers["location"].startswith(REDIRECT)  # loopback: told
+    assert "state is longer" in query(answer.headers["location"])["error_description"]

@@ -50,6 +50,7 @@ MAX_SPENT_CODES = 1000
 MAX_CLIENTS = 200  # registered clients kept; past it the oldest never used are dropped
 REGISTRATIONS_PER_MINUTE = 20  # from one source (address)
 MAX_NAME_CHARS = 100
+MAX_STATE_CHARS = 1000
 
 # The address a request came from (Tornado's ``remote_ip``), set by the handler for the SDK's calls.
 source: ContextVar[str] = ContextVar("source", default="")
@@ -233,6 +234,8 @@ class AgentAuthorizationServer:
             raise AuthorizeError(
                 "invalid_request", f"resource must be this server's MCP endpoint ({self.resource_path})."
             )
+        if len(params.state or "") > MAX_STATE_CHARS:  # it rides in the consent URL
+            raise AuthorizeError("invalid_request", f"state is longer than {MAX_STATE_CHARS} characters.")
         if isinstance(client, UnverifiedClient):
             status = "unverified"
         else:
