@@ -52,12 +52,12 @@ async def person(server_url, jp_auth_header):
 
 
 async def sign_in(
-    server_url: str, flow: Flow, person: httpx.AsyncClient, client_id: str, redirect: str
+    server_url: str, flow: Flow, person: httpx.AsyncClient, client_id: str, redirect: str, **extra: str
 ) -> dict:
     """Authorize, Allow, exchange: the tokens, as the host's own listener at ``redirect`` gets them."""
     verifier, challenge = pkce()
     client = {"client_id": client_id}
-    started = await flow.authorize(client, challenge, redirect_uri=redirect)
+    started = await flow.authorize(client, challenge, redirect_uri=redirect, **extra)
     assert started.status_code == 302 and "/oauth/consent?" in started.headers["location"], started.text
     back = await flow.consent(person, urljoin(server_url, started.headers["location"]))
     assert back.headers["location"].startswith(redirect + "?"), back.headers
@@ -70,16 +70,18 @@ async def sign_in(
 
 
 @pytest.mark.parametrize(
-    ("client_id", "redirect"),
+    ("client_id", "redirect", "scope"),
     [
-        (CLAUDE_CODE, "http://localhost:45871/callback"),
-        (CODEX, "http://127.0.0.1:45872/callback/4f2a9c"),
+        (CLAUDE_CODE, "http://localhost:45871/callback", None),
+        (CODEX, "http://127.0.0.1:45872/callback/4f2a9c", "openid offline_access"),  # a scope grants nothing
     ],
 )
 async def test_a_host_whose_document_cannot_be_fetched_signs_in_unverified_and_keeps_working(
-    server_url, flow, person, panel, client_id, redirect
+    server_url, flow, person, panel, client_id, redirect, scope
 ):
-    tokens = await sign_in(server_url, flow, person, client_id, redirect)
+    tokens = await sign_in(
+        server_url, flow, person, client_id, redirect, **({"scope": scope} if scope else {})
+    )
     async with connect(server_url, {"Authorization": f"Bearer {tokens['access_token']}"}) as agent:
         await ok(agent, "list_files")
     (listed,) = (await panel.get("agents"))["agents"]

@@ -18,7 +18,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp.shared.auth import OAuthClientInformationFull
+from mcp.shared.auth import InvalidScopeError, OAuthClientInformationFull
 from pydantic import ValidationError
 from tornado.httpclient import HTTPRequest
 from tornado.httputil import HTTPInputError
@@ -26,7 +26,7 @@ from tornado.netutil import DefaultLoopResolver, Resolver
 from tornado.simple_httpclient import HTTPTimeoutError, SimpleAsyncHTTPClient
 
 from .budgets import PerSource
-from .redirect_uris import AgentClient, normalise_all
+from .redirect_uris import AgentClient, is_loopback, normalise_all
 
 MAX_BYTES = 5 * 1024  # the size the specification suggests servers accept
 TIMEOUT = 5.0  # seconds for the whole fetch
@@ -35,6 +35,27 @@ MAX_CACHED = 200
 DEFAULT_TTL, MAX_TTL = 600.0, 24 * 3600.0  # seconds a fetched document is trusted without Cache-Control
 MIN_TTL = 60.0  # kept through one authorization (authorize, then the token exchange) even if no-store
 MODES = ("https", "https+loopback", "off")  # the setting: what a client_id URL may be
+MAX_SCOPES, MAX_SCOPE_CHARS = 20, 100
+
+
+class DocumentClient(AgentClient):
+    """A client described by its document: no registration says which scopes it may name, and on
+    this server a scope grants nothing (the person's choice does), so it may name any, bounded."""
+
+    def validate_scope(self, requested_scope: str | None) -> list[str] | None:
+        if requested_scope is None:
+            return None
+        scopes = requested_scope.split()
+        if len(scopes) > MAX_SCOPES or any(len(s) > MAX_SCOPE_CHARS for s in scopes):
+            raise InvalidScopeError(f"Name at most {MAX_SCOPES} scopes of {MAX_SCOPE_CHARS} characters.")
+        return scopes
+
+
+class UnverifiedClient(DocumentClient):
+    """A client ID URL whose document could not be fetched: it may answer on loopback only."""
+
+    def accepts(self, wanted: str) -> bool:
+        return is_loopback(wanted)
 
 
 class ClientDocumentError(Exception):
@@ -200,7 +221,7 @@ class ClientDocuments:
             raise ClientDocumentError("The client document needs redirect_uris, a list of URIs.")
         try:
             name = data.get("client_name")
-            return AgentClient(
+            return DocumentClient(
                 client_id=url,
                 client_name=name[:100] if isinstance(name, str) else None,
                 redirect_uris=normalise_all(uris),

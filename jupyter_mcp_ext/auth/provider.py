@@ -36,9 +36,9 @@ from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull,
 from pydantic import AnyUrl
 
 from .budgets import PerSource
-from .client_documents import ClientDocumentError, ClientDocuments, is_document_id
+from .client_documents import ClientDocumentError, ClientDocuments, UnverifiedClient, is_document_id
 from .consent_requests import Consent, ConsentRequests
-from .redirect_uris import AgentClient, UnverifiedClient, is_loopback, normalise, normalise_all
+from .redirect_uris import AgentClient, is_loopback, normalise, normalise_all
 from .tokens import TokenStore
 
 __all__ = ["AgentAuthorizationServer", "ClientRefused", "Consent", "is_loopback", "source"]

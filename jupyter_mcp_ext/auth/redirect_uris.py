@@ -104,10 +104,3 @@ class AgentClient(OAuthClientInformationFull):
 
     def accepts(self, wanted: str) -> bool:
         return any(_same(str(r), wanted) for r in self.redirect_uris or [])
-
-
-class UnverifiedClient(AgentClient):
-    """A client ID URL whose document could not be fetched: it may answer on loopback only."""
-
-    def accepts(self, wanted: str) -> bool:
-        return is_loopback(wanted)
