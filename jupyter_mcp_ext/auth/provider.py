@@ -169,6 +169,8 @@ class AgentAuthorizationServer:
         if len(self.consents) >= MAX_PENDING:
             raise AuthorizeError("temporarily_unavailable", "Too many consents are waiting; try again later.")
         consent = Consent(secrets.token_urlsafe(24), client, params, now + CONSENT_LIFETIME)
+        if is_document_id(client.client_id or ""):  # get_client found it: its document was fetched
+            consent.document_status = "verified"
         self.consents[consent.id] = consent
         return f"{self.consent_url}?request={consent.id}"
 
