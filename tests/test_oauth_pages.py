@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urlencode, urljoin
 
 import httpx
 import pytest
+from playwright.async_api import Page, async_playwright, expect
 from tornado import web
 from traitlets.config import Config
 
 from jupyter_mcp_ext.auth.handlers import Consent
 
+from .browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
 from .hub.harness import free_port
 from .oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query, refusal
+from .shots import place
 from .test_oauth_client_documents import Documents
 
 
@@ -184,3 +187,107 @@ async def test_the_page_says_how_the_agents_name_is_known(server_url, jp_servera
     unverified = (await person.get(consent_url)).text
     assert 'data-status="unverified"' in unverified and "could not be checked" in unverified
     assert 'id="client-host"' not in unverified and "describes itself at" not in unverified
+
+
+def brightness(css_color: str) -> int:
+    """The sum of a computed ``rgb(...)`` colour's channels: 0 black, 765 white."""
+    return sum(int(c) for c in re.findall(r"\d+", css_color)[:3])
+
+
+async def snapshot(page: Page, scheme: str, name: str) -> str:
+    """Check the page is in ``scheme``'s colours with Jupyter's logo, and keep a screenshot of it."""
+    body = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert (brightness(body) < 150) if scheme == "dark" else (brightness(body) > 600), body
+    await expect(page.locator("#jupyter_server img")).to_be_visible()  # Jupyter Server's own header
+    path = place(f"{name}-{scheme}")
+    await page.screenshot(path=str(path), full_page=True)
+    print("screenshot:", path)
+    return str(path)
+
+
+async def allow_in(page: Page, flow: Flow, client: dict[str, Any], policy: str) -> None:
+    """The person allows ``client`` with ``policy`` in ``page``; the agent exchanges its code."""
+    verifier, challenge = pkce()
+    response = await flow.authorize(client, challenge)
+    answers: list[str] = []
+
+    async def caught(route: Any) -> None:  # the agent host's loopback listener, in effect
+        answers.append(route.request.url)
+        await route.fulfill(status=200, body="You may close this tab.")
+
+    await page.route(REDIRECT + "*", caught)
+    await page.goto(urljoin(flow.server_url, response.headers["location"]))
+    await page.locator(f"#policy-{policy}").check()
+    await page.locator("#allow").click()
+    await expect(page.locator("body")).to_have_text("You may close this tab.")
+    await page.unroute(REDIRECT + "*")
+    code = query(answers[0])["code"]
+    got = await flow.token(
+        client, grant_type="authorization_code", code=code, code_verifier=verifier, redirect_uri=REDIRECT
+    )
+    assert got.status_code == 200, got.text
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+async def test_the_sign_in_pages_read_well_in_light_and_dark(
+    server_url, jp_serverapp, jp_auth_header, flow, publisher, scheme
+):
+    """The person's Chromium in ``scheme``: the consent page for a self-registered agent (a U+202E in
+    its name), a verified and an unverified one, one asking again, and a refusal; each kept as a
+    screenshot (``tests/shots.py``)."""
+    token = jp_auth_header["Authorization"].split()[-1]
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            context = await browser.new_context(color_scheme=scheme, viewport={"width": 960, "height": 760})
+            page = await context.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            await page.goto(f"{server_url}api/status?token={token}")  # logged in to Jupyter
+
+            registered = await flow.register(client_name="Report Bot \u202eevil.exe")
+            await page.goto(await started(flow, registered))
+            await expect(page.locator("#client-name")).to_have_text("Report Bot ⟨U+202E⟩evil.exe")
+            await expect(page.locator("#name-status")).to_contain_text("registered itself as")
+            await expect(page.locator("#hidden-characters")).to_be_visible()
+            await expect(page.locator("#policy-ask")).to_be_checked()
+            await snapshot(page, scheme, "consent-registered")
+
+            await page.goto(await started(flow, {"client_id": f"{publisher}good.json"}))
+            await expect(page.locator("#client-name")).to_have_text("Published Host")
+            await expect(page.locator("#name-status")).to_contain_text("It describes itself at 127.0.0.1:")
+            await snapshot(page, scheme, "consent-verified")
+
+            consent_url = await started(flow, {"client_id": f"{publisher}good.json"})
+            pending = authorization_server(jp_serverapp).consents[query(consent_url)["request"]]
+            pending.document_status = "unverified"
+            await page.goto(consent_url)
+            await expect(page.locator("#name-status")).to_contain_text(
+                "Its name and site could not be checked"
+            )
+            await expect(page.locator("#client-host")).to_have_count(0)
+            await snapshot(page, scheme, "consent-unverified")
+
+            holder = await flow.register(client_name="Notebook Helper")
+            await allow_in(page, flow, holder, "read-only")  # this person let it in, read only
+            await page.goto(await started(flow, holder))  # and it asks again
+            await expect(page.locator("#held")).to_contain_text("It already holds access here: Read only")
+            await expect(page.locator("#policy-read-only")).to_be_checked()
+            await expect(page.locator("label[for=policy-full] .widens")).to_have_text("widens")
+            await snapshot(page, scheme, "consent-asking-again")
+
+            forgotten = {"client_id": "forgotten", "redirect_uri": REDIRECT, "response_type": "code"}
+            forgotten |= {"code_challenge": pkce()[1], "code_challenge_method": "S256"}
+            await page.goto(f"{flow.meta['authorization_endpoint']}?{urlencode(forgotten)}")
+            await expect(page.locator("#error-title")).to_have_text("This agent is not known to this server")
+            await expect(page.locator("#error-next")).to_contain_text("jupyter mcp token create")
+            await snapshot(page, scheme, "error-unknown-client")
+
+            missing = {**forgotten, "client_id": f"{publisher}missing.json"}  # its site answers 404
+            await page.goto(f"{flow.meta['authorization_endpoint']}?{urlencode(missing)}")
+            await expect(page.locator("#error-title")).to_have_text(
+                "This agent's description could not be used"
+            )
+            await expect(page.locator("#error-message")).to_contain_text("answered 404")
+            await snapshot(page, scheme, "error-document")
+        finally:
+            await browser.close()

@@ -15,10 +15,11 @@ from tornado import web
 
 from . import pages
 from .client_documents import is_document_id
+from .provider import is_loopback
 
 TOKEN_INSTEAD = Markup(
-    'Or give the agent a token instead: <code>jupyter mcp token create --name "My agent"</code> '
-    "prints one, which the agent sends as <code>Authorization: Bearer &lt;token&gt;</code>."
+    "Or give the agent a token instead, which it sends as <code>Authorization: Bearer &lt;token&gt;</code>:"
+    '<pre>jupyter mcp token create --name "My agent"</pre>'
 )
 AGAIN = "Start the sign-in again from the agent (in Claude Code: <code>claude mcp login &lt;name&gt;</code>)."
 
@@ -46,7 +47,7 @@ KINDS: dict[str, tuple[str, str, Markup]] = {
     "document": (
         "This agent's description could not be used",
         "The agent names itself by a web address where it describes itself, and this server could not "
-        "use that description. Its answer would go to another computer, so it cannot go on unchecked.",
+        "use that description (the server's words below say why).",
         Markup(
             "Whoever runs this server can let it reach the agent's site, or turn these descriptions off "
             'with <code>c.MCPExtensionApp.oauth_client_documents = "off"</code> (agents then register '
@@ -149,6 +150,8 @@ def page(handler: Any, status: int, exc: BaseException | None) -> str:
     """The refusal page for ``exc`` (an HTTPError, or anything else as a server fault)."""
     kind = kind_of(handler, status, exc)
     title, what, next_step = KINDS[kind]
+    if kind == "document" and not is_loopback(handler.get_argument("redirect_uri", "")):
+        what += " Its answer would go to another computer, so it cannot go on unchecked."
     message = said(exc) if status < 500 else ""
     pages.protect(handler)
     handler.set_header("Content-Type", "text/html; charset=UTF-8")
