@@ -168,8 +168,24 @@ async def test_asking_again_preselects_what_the_agent_holds_and_marks_wider_choi
     )
     assert widening == ["ask", "full"]
 
+    # The person clicks Allow without touching the choice: the form sends what the page chose.
+    verifier, challenge = pkce()
+    consent_url = urljoin(server_url, (await flow.authorize(client, challenge)).headers["location"])
+    page = await person.get(consent_url)
+    form = {
+        "_xsrf": re.search(r'name="_xsrf" value="([^"]+)"', page.text).group(1),
+        "request": query(consent_url)["request"],
+        "decision": "allow",
+        "policy": checked(page.text),
+    }
+    allowed = await person.post(consent_url.split("?")[0], data=form)
+    code = query(allowed.headers["location"])["code"]
+    exchanged = await flow.token(
+        client, grant_type="authorization_code", code=code, code_verifier=verifier, redirect_uri=REDIRECT
+    )
+    assert exchanged.status_code == 200, exchanged.text
     (agent,) = (await panel.get("agents"))["agents"]
-    assert agent["policy"] == "read-only"
+    assert agent["policy"] == "read-only"  # not widened by asking again
 
 
 async def test_the_page_says_how_the_agents_name_is_known(server_url, jp_serverapp, flow, person, publisher):
