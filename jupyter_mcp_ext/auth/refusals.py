@@ -127,6 +127,15 @@ def from_sdk(status: int, body: bytes) -> Refused:
     return Refused(status, kind, description, str(data.get("error") or "invalid_request"))
 
 
+def person_of(handler: Any) -> Any:
+    """The logged-in person, or None; also where the error came before Jupyter looked (its prepare)."""
+    try:
+        return handler.current_user
+    except RuntimeError:  # jupyter_server refuses to look it up outside prepare
+        handler.current_user = None
+        return None
+
+
 def kind_of(handler: Any, status: int, exc: BaseException | None) -> str:
     kind = getattr(exc, "kind", None)
     if kind in KINDS:
@@ -136,7 +145,7 @@ def kind_of(handler: Any, status: int, exc: BaseException | None) -> str:
     if status == 403:
         if "xsrf" in message:
             return "xsrf"
-        return "forbidden" if authorize or handler.current_user else "login"
+        return "forbidden" if authorize or person_of(handler) else "login"
     if status == 413:
         return "too-large"
     if status >= 500:
@@ -148,6 +157,7 @@ def kind_of(handler: Any, status: int, exc: BaseException | None) -> str:
 
 def page(handler: Any, status: int, exc: BaseException | None) -> str:
     """The refusal page for ``exc`` (an HTTPError, or anything else as a server fault)."""
+    person_of(handler)  # Jupyter's page template asks whether someone is logged in
     kind = kind_of(handler, status, exc)
     title, what, next_step = KINDS[kind]
     if kind == "document" and not is_loopback(handler.get_argument("redirect_uri", "")):
