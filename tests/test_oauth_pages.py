@@ -145,7 +145,7 @@ async def test_every_refusal_a_browser_sees_is_a_jupyter_page_that_says_what_to_
 async def test_a_name_with_bidi_or_invisible_characters_is_escaped_and_shown(server_url, flow, person):
     client = await flow.register(client_name="<img src=x>\u202eevil\u200bbot")
     page = (await person.get(await started(flow, client))).text
-    name = re.search(r'id="client-name">(.*?)</span> asks', page, re.S).group(1)
+    name = re.search(r'id="client-name">(.*?)</span>\s*asks', page, re.S).group(1)
     assert name.startswith("&lt;img src=x&gt;") and "<img src=x>" not in page
     assert "⟨U+202E⟩" in name and "⟨U+200B⟩" in name and "evil" in name
     assert "\u202e" not in page and "\u200b" not in page  # nothing reaches the page to reverse its text
@@ -281,6 +281,7 @@ async def test_the_sign_in_pages_read_well_in_light_and_dark(
                 "Its name and site could not be checked"
             )
             await expect(page.locator("#client-host")).to_have_count(0)
+            await expect(page.locator("#unverified-tag")).to_have_text("unverified")
             await snapshot(page, scheme, "consent-unverified")
 
             holder = await flow.register(client_name="Notebook Helper")
