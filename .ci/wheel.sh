@@ -52,6 +52,9 @@ needed = {
     "the extension": "jupyter_mcp_ext/app.py",
     "the notebook view (MCP Apps)": "jupyter_mcp_ext/apps/view.html",
     "the notebook view's script": "jupyter_mcp_ext/apps/view.js",
+    "the consent page": "jupyter_mcp_ext/auth/templates/mcp_consent.html",
+    "the sign-in refusal page": "jupyter_mcp_ext/auth/templates/mcp_oauth_error.html",
+    "the sign-in pages' frame": "jupyter_mcp_ext/auth/templates/mcp_oauth_page.html",
     "the CLI's entry point": ".dist-info/entry_points.txt",
 }
 missing = [what for what, end in needed.items() if not any(n.endswith(end) for n in from_sdist)]

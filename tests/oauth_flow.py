@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import re
 import secrets
 from contextlib import asynccontextmanager
@@ -27,6 +28,19 @@ def pkce() -> tuple[str, str]:
 
 def query(location: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+def refusal(response: httpx.Response) -> dict[str, str]:
+    """What a refusal page a person's browser gets says: its kind, title and the server's message."""
+    assert response.headers["Content-Type"].startswith("text/html"), response.text
+    kind = re.search(r'data-kind="([a-z-]+)">([^<]*)</h1>', response.text)
+    said = re.search(r'<pre id="error-message">(.*?)</pre>', response.text, re.S)
+    assert kind is not None, response.text
+    return {
+        "kind": kind.group(1),
+        "title": html.unescape(kind.group(2)),
+        "message": html.unescape(re.sub(r"<[^>]+>", "", said.group(1))) if said else "",
+    }
 
 
 @asynccontextmanager

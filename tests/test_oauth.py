@@ -16,7 +16,7 @@ from traitlets.config import Config
 import jupyter_mcp_ext.auth.provider as provider
 
 from .mcp_client import RAW_HEADERS, RAW_INITIALIZE, connect, fails, ok
-from .oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query
+from .oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query, refusal
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
@@ -194,7 +194,8 @@ async def test_an_unregistered_or_changed_redirect_uri_gets_nothing(flow, person
     _, challenge = pkce()
     elsewhere = await flow.authorize(client, challenge, redirect_uri="http://127.0.0.1:9/steal")
     assert elsewhere.status_code == 400 and "location" not in elsewhere.headers
-    assert "not registered" in elsewhere.json()["error_description"]
+    page = refusal(elsewhere)  # a person's browser: a page that says why, and nothing sent anywhere
+    assert page["kind"] == "redirect" and "not registered" in page["message"]
     verifier, challenge = pkce()
     code = await flow.code(person, client, challenge)
     changed = await flow.token(

@@ -19,7 +19,7 @@ from jupyter_mcp_ext.auth.client_documents import MAX_BYTES, ClientDocumentError
 
 from .hub.harness import free_port
 from .mcp_client import connect, ok
-from .oauth_flow import REDIRECT, Flow, person_logged_in, pkce
+from .oauth_flow import REDIRECT, Flow, person_logged_in, pkce, refusal
 
 
 @pytest.fixture
@@ -124,7 +124,8 @@ async def test_a_bad_document_gets_no_consent_page_and_says_why(flow, publisher,
     _, challenge = pkce()
     refused = await flow.authorize({"client_id": f"{base}{name}.json"}, challenge)
     assert refused.status_code == 400 and "location" not in refused.headers
-    assert why in refused.json()["error_description"]
+    page = refusal(refused)
+    assert page["kind"] == "document" and why in page["message"]
 
 
 async def test_a_redirect_uri_the_document_does_not_list_gets_nothing(flow, publisher):
@@ -134,7 +135,8 @@ async def test_a_redirect_uri_the_document_does_not_list_gets_nothing(flow, publ
         {"client_id": f"{base}good.json"}, challenge, redirect_uri="http://127.0.0.1:9/elsewhere"
     )
     assert refused.status_code == 400 and "location" not in refused.headers
-    assert "not registered for client" in refused.json()["error_description"]
+    page = refusal(refused)
+    assert page["kind"] == "redirect" and "not registered for client" in page["message"]
 
 
 async def test_the_token_endpoint_knows_no_client_whose_document_is_bad(flow, publisher):

@@ -1,7 +1,8 @@
 """Run one of the SDK's Starlette request handlers for a Tornado request (the OAuth endpoints).
 
 The request's body is already read (small: the caller bounds it); the handler's Response is an
-ASGI app whose messages are written back to the Tornado handler.
+ASGI app whose messages are written back to the Tornado handler, unless the Tornado handler's
+``before_answer(response)`` raises (an error it answers in its own form).
 """
 
 from __future__ import annotations
@@ -40,5 +41,8 @@ async def serve(handler: web.RequestHandler, endpoint: Callable[[Request], Await
             handler.write(message.get("body", b""))
 
     response = await endpoint(Request(scope, receive))
+    before_answer = getattr(handler, "before_answer", None)
+    if before_answer is not None:  # the handler may answer otherwise (``OAuthEndpoint``: a page)
+        before_answer(response)
     await response(scope, receive, send)
     handler.finish()

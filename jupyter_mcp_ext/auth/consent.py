@@ -1,14 +1,17 @@
-"""The consent page: which agent asks, where its answer goes, for whom, and what it may do."""
+"""The consent page: which agent asks, how its name is known, where its answer goes, for whom, and
+what it may do; and, when it asks again, what it holds already, so that asking never widens unseen."""
 
 from __future__ import annotations
 
-from html import escape
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from .client_documents import is_document_id
+from . import pages
 from .provider import Consent, is_loopback
+from .tokens import Credential
 
+# Narrowest first: a choice after the one held widens what the agent may do.
 CHOICES = (
     ("read-only", "Read only", "read notebooks and files; change and run nothing"),
     (
@@ -18,50 +21,64 @@ CHOICES = (
     ),
     ("full", "Full access", "edit, run code and write files without asking (as I could)"),
 )
+DEFAULT = "ask"
+STATUSES = ("verified", "unverified", "")
 
 
-def page(consent: Consent, person: Any, xsrf_field: str) -> str:
+def where(redirect: str) -> str:
+    """The redirect URI's host and port, as the person should read it (its scheme for an app's URI)."""
+    parts = urlsplit(redirect)
+    return parts.netloc or parts.scheme + ":"
+
+
+def choices(held: Credential | None) -> list[dict[str, Any]]:
+    """The policies to choose from: what is held preselected (else the default), wider ones marked."""
+    order = [value for value, _, _ in CHOICES]
+    current = held.policy if held is not None and held.policy in order else None
+    rank = order.index(current) if current is not None else None
+    return [
+        {
+            "value": value,
+            "label": label,
+            "help": help_text,
+            "checked": value == (current or DEFAULT),
+            "held": value == current,
+            "widens": rank is not None and order.index(value) > rank,
+        }
+        for value, label, help_text in CHOICES
+    ]
+
+
+def page(handler: Any, consent: Consent, held: Credential | None) -> str:
+    """The consent page for ``consent``, shown to ``handler``'s person."""
     client = consent.client
     redirect = str(consent.params.redirect_uri)
-    parts = urlsplit(redirect)
-    where = parts.netloc or parts.scheme + ":"
     name = client.client_name or "An unnamed MCP client"
-    vouched = (
-        f'<p>It describes itself at <b id="client-host">{escape(urlsplit(client.client_id).netloc)}</b>: '
-        "that site, not this server, says what it is called.</p>"
-        if is_document_id(client.client_id or "")
-        else ""
-    )
+    destination = where(redirect)
+    person = handler.current_user
     user = getattr(person, "display_name", None) or getattr(person, "username", "") or "you"
-    warning = (
-        ""
-        if is_loopback(redirect)
-        else f'<p class="warn">Its answer goes to <b>{escape(where)}</b>, which is not on this computer. '
-        "Allow only if you started this connection and know that site.</p>"
+    status = consent.document_status if consent.document_status in STATUSES else "unverified"
+    labels = {value: label for value, label, _ in CHOICES}
+    pages.protect(handler)
+    return pages.render(
+        handler,
+        "mcp_consent.html",
+        page_title="Allow an agent?",
+        user=pages.visible(user),
+        client_name=pages.visible(name),
+        where=pages.visible(destination),
+        status=status,
+        client_host=pages.visible(urlsplit(client.client_id or "").netloc) if status == "verified" else "",
+        hidden=pages.any_hidden(name, destination),
+        loopback=is_loopback(redirect),
+        held=(
+            {
+                "label": labels.get(held.policy, held.policy),
+                "since": time.strftime("%Y-%m-%d", time.localtime(held.created)),
+            }
+            if held is not None
+            else None
+        ),
+        choices=choices(held),
+        request_id=consent.id,
     )
-    choices = "\n".join(
-        f'<label><input type="radio" name="policy" value="{value}"{" checked" if value == "ask" else ""}> '
-        f"<b>{label}</b>: {escape(help_text)}</label>"
-        for value, label, help_text in CHOICES
-    )
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>Allow an agent? - Jupyter</title>
-<style>
-body {{ font: 15px system-ui, sans-serif; max-width: 36em; margin: 3em auto; padding: 0 1em; }}
-label {{ display: block; margin: .5em 0; }} .warn {{ background: #fff3cd; padding: .6em; }}
-button {{ font-size: 15px; padding: .4em 1.2em; margin-right: .6em; }}
-</style></head><body>
-<h1>Allow an agent to use Jupyter as {escape(user)}?</h1>
-<p><b id="client-name">{escape(name)}</b> asks to work in this Jupyter server through MCP.
-Its answer goes to <code id="redirect-host">{escape(where)}</code>.</p>
-{vouched}{warning}
-<form method="post">
-{xsrf_field}
-<input type="hidden" name="request" value="{escape(consent.id)}">
-<fieldset><legend>What may it do?</legend>
-{choices}
-</fieldset>
-<p>You can change this or revoke it at any time in the MCP panel, or with <code>jupyter mcp token</code>.</p>
-<button type="submit" name="decision" value="allow" id="allow">Allow</button>
-<button type="submit" name="decision" value="deny" id="deny">Deny</button>
-</form></body></html>"""

@@ -9,6 +9,8 @@ the host root are served too, for a server that owns its host.
 The protocol endpoints are the SDK's own Starlette handlers, run through ``asgi.serve``; they are
 not cookie-authenticated (an agent host calls them), so they skip XSRF and answer any origin. The
 consent page is the one place a person acts: behind Jupyter's login, XSRF-checked, never framed.
+What a browser opens (authorize, consent) answers refusals with pages (``refusals``); the rest, read
+by programs, with JSON.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from mcp.server.auth.routes import build_metadata
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
+from starlette.responses import Response
 from tornado import web
 
-from . import consent, provider, resource
+from . import consent, pages, provider, refusals, resource
 from .asgi import serve
 from .principal import permissions_of
 from .provider import AgentAuthorizationServer, ClientRefused, is_loopback
@@ -84,10 +87,22 @@ class OAuthEndpoint(JupyterHandler):
         self.finish()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """A page where a person's browser asked (by path: ``pages.PERSON_PATHS``), else JSON."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        if pages.shown_to_a_person(self):
+            self.current_user = None  # nothing here reads a login; the page shows no one's
+            self.finish(refusals.page(self, status_code, exc))
+            return
         self.set_header("Content-Type", "application/json")
-        message = getattr(exc, "log_message", None) or "request refused"
-        self.finish(json.dumps({"error": "invalid_request", "error_description": message}))
+        self.set_header("Cache-Control", "no-store")
+        message = refusals.said(exc) or "request refused"
+        error = getattr(exc, "error", "invalid_request")
+        self.finish(json.dumps({"error": error, "error_description": message}))
+
+    def before_answer(self, response: Response) -> None:
+        """The SDK's refusal that it could not redirect (JSON) becomes a page where a person sees it."""
+        if response.status_code >= 400 and pages.shown_to_a_person(self):
+            raise refusals.from_sdk(response.status_code, bytes(response.body))
 
 
 class AuthorizationServerMetadata(OAuthEndpoint):
@@ -162,7 +177,7 @@ class Authorize(OAuthEndpoint):
             try:
                 client = await self.server.resolve_client(arg("client_id") or "", arg("redirect_uri"))
             except ClientRefused as e:
-                raise web.HTTPError(400, str(e)) from None
+                raise refusals.Refused(400, e.kind, str(e)) from None
             resolved = self.server.resolved(client)
             try:
                 await serve(self, self._answer)
@@ -213,7 +228,7 @@ class Consent(JupyterHandler):
 
     @property
     def content_security_policy(self) -> str:
-        return "frame-ancestors 'none'; default-src 'none'; style-src 'unsafe-inline'"
+        return pages.CSP
 
     def set_default_headers(self) -> None:
         super().set_default_headers()
@@ -221,33 +236,38 @@ class Consent(JupyterHandler):
         self.set_header("Cache-Control", "no-store")
         self.set_header("Referrer-Policy", "same-origin")  # "no-referrer" makes the form's Origin null
 
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        self.finish(refusals.page(self, status_code, kwargs.get("exc_info", (None, None, None))[1]))
+
     @web.authenticated
     def get(self) -> None:
         found = self.server.peek_consent(self.get_query_argument("request", ""))
         if found is None:
-            raise web.HTTPError(
-                400, "This consent request is unknown or expired; start again from the agent."
-            )
-        person = self.current_user
-        self.finish(consent.page(found, person, self.xsrf_form_html()))
+            raise refusals.Refused(400, "expired", "This consent request is unknown or expired.")
+        held = self.server.store.held_by(found.client.client_id or "", self._username())
+        self.finish(consent.page(self, found, held))
 
     @web.authenticated
     async def post(self) -> None:
         # Jupyter checked _xsrf before we got here (a cookie-authenticated POST).
         found = self.server.take_consent(self.get_body_argument("request", ""))
         if found is None:
-            raise web.HTTPError(400, "This consent request is unknown, expired or answered already.")
+            raise refusals.Refused(
+                400, "expired", "This consent request is unknown, expired or answered already."
+            )
         if self.get_body_argument("decision", "") != "allow":
             self.redirect(self.server.deny(found))
             return
         policy = self.get_body_argument("policy", "")
         if policy not in POLICIES:
-            raise web.HTTPError(400, f"policy must be one of {', '.join(POLICIES)}.")
-        person = self.current_user
-        name = getattr(person, "username", "") or "anonymous"
-        display = getattr(person, "display_name", "") or name
+            raise refusals.Refused(400, "request", f"policy must be one of {', '.join(POLICIES)}.")
+        name = self._username()
+        display = getattr(self.current_user, "display_name", "") or name
         permissions = await permissions_of(self, self.server.store.checked)
         self.redirect(self.server.grant(found, name, display, policy, permissions))
+
+    def _username(self) -> str:
+        return getattr(self.current_user, "username", "") or "anonymous"
 
 
 def routes(

@@ -60,7 +60,13 @@ _resolved: ContextVar[OAuthClientInformationFull | None] = ContextVar("resolved"
 
 
 class ClientRefused(Exception):
-    """Why an authorize request's client or redirect URI is refused: shown, never redirected."""
+    """Why an authorize request's client or redirect URI is refused: shown, never redirected.
+
+    ``kind`` says which refusal page explains it (``refusals.KINDS``)."""
+
+    def __init__(self, message: str, kind: str = "request"):
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass
@@ -139,21 +145,22 @@ class AgentAuthorizationServer:
             try:
                 wanted = normalise(redirect_uri)
             except ValueError as e:
-                raise ClientRefused(str(e)) from None
+                raise ClientRefused(str(e), "redirect") from None
         client: OAuthClientInformationFull | None
         if is_document_id(client_id):
             try:
                 client = await self.documents.get(client_id, source.get())
             except ClientDocumentError as e:
                 if not e.unreachable:
-                    raise ClientRefused(str(e)) from None
+                    raise ClientRefused(str(e), "document") from None
                 if wanted is None or not is_loopback(wanted):
                     host = urlsplit(client_id).hostname
                     raise ClientRefused(
                         f"{e} Without its document this server cannot check the client, so it may only "
                         "sign in with a redirect_uri on this computer (http://127.0.0.1:<port>/..., "
                         f"http://localhost:<port>/...). Let this server reach {host}, or set "
-                        "c.MCPExtensionApp.oauth_client_documents = 'off' so that agents register."
+                        "c.MCPExtensionApp.oauth_client_documents = 'off' so that agents register.",
+                        "document",
                     ) from None
                 claimed = client_id.split("://", 1)[1][:MAX_NAME_CHARS]
                 client = UnverifiedClient(
@@ -167,14 +174,15 @@ class AgentAuthorizationServer:
             if client is None:
                 raise ClientRefused(
                     f"No agent client {client_id[:80]!r} is registered here (or it was forgotten); "
-                    "start the sign-in again from the agent so that it registers."
+                    "start the sign-in again from the agent so that it registers.",
+                    "unknown-client",
                 )
         if not isinstance(client, AgentClient):
             raise ClientRefused(f"Client {client_id[:80]!r} cannot be checked here.")
         try:
             client.validate_redirect_uri(AnyUrl(wanted) if wanted is not None else None)
         except InvalidRedirectUriError as e:
-            raise ClientRefused(f"{e.message}; start the sign-in again from the agent.") from None
+            raise ClientRefused(f"{e.message}; start the sign-in again from the agent.", "redirect") from None
         return client
 
     @staticmethod
