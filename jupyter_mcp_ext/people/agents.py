@@ -323,7 +323,7 @@ def agent_id_of(key: str) -> str:
 
 def sessionless_key(ctx: Any, handler: Any) -> tuple[str, str]:
     """``(principal, key)`` of a request without an MCP session: its agent is principal + client name."""
-    principal = _principal(ctx, handler)
+    principal = principal_of(ctx, handler)
     return principal, f"{principal}|{client_info(ctx).get('name', '')}"
 
 
@@ -352,7 +352,10 @@ def _session_id(ctx: Any) -> str | None:
     return headers.get(SESSION_HEADER)
 
 
-def _principal(ctx: Any, handler: Any) -> str:
+def principal_of(ctx: Any, handler: Any) -> str:
+    """Whose call this is, as the MCP handler named it (``MCPHandler._principal``): an agent credential
+    by its id, the person's token by its hash, a login by its user name. Never a name a client picks:
+    what a caller owns (runs, tasks) is keyed by it."""
     scope = getattr(ctx.request, "scope", None) or {}
     token = getattr(scope.get("user"), "access_token", None)
     client_id = getattr(token, "client_id", None)
