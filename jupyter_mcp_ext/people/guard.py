@@ -30,7 +30,7 @@ STOP_GRACE = 2.0  # seconds a stopped call has to answer before the sessions end
 
 @dataclass
 class Caller:
-    """Who makes a call: the agent (an MCP session), its client's name and the Jupyter user."""
+    """Who makes a call: the agent (an MCP session), the name people know it by and the Jupyter user."""
 
     agent: Any  # people.agents.Agent
     id: str
@@ -174,9 +174,7 @@ class Guard:
         agent = getattr(call, "agent", None)
         if agent is None:
             agent = self.services.agents.agent_for(call.request, call.handler)
-        client = agent.client or {}
-        name = client.get("title") or client.get("name") or ""
-        return Caller(agent, agent.id, name, agent.user or "")
+        return Caller(agent, agent.id, agent.name, agent.user or "")
 
     # -- stop --------------------------------------------------------------------------
 
