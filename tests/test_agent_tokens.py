@@ -49,7 +49,7 @@ async def test_a_minted_token_works_at_mcp_and_names_the_agent(server_url, panel
     async with connect(server_url, bearer, client_info=info) as agent:
         await ok(agent, "get_notebook", path=path)
         (session,) = (await panel.get("sessions"))["sessions"]
-        assert session["display_name"] == "Nightly report (agent)" and session["user"]
+        assert session["display_name"] == "Nightly report (some-client) (agent)" and session["user"]
         assert session["credential"] == {
             "kind": "agent",
             "id": agent_record["id"],
@@ -62,7 +62,9 @@ async def test_a_minted_token_works_at_mcp_and_names_the_agent(server_url, panel
     async with connect(server_url, bearer, mode=STATELESS, client_info=info) as agent:
         await ok(agent, "get_notebook", path=path)
         named = [s for s in (await panel.get("sessions"))["sessions"] if s["id"] != session["id"]]
-        assert named[0]["display_name"] == "Nightly report (agent)" and named[0]["color"] == colour
+        assert (
+            named[0]["display_name"] == "Nightly report (some-client) (agent)" and named[0]["color"] == colour
+        )
 
 
 async def test_the_persons_token_is_shown_as_full_access(server_url, jp_auth_header, panel):

@@ -104,7 +104,8 @@ async def test_the_whole_flow_by_hand_then_refresh_rotation_and_revocation(serve
         await ok(agent, "list_files")
         assert "read-only" in await fails(agent, "write_file", path="x.txt", content="x")
         (session,) = (await panel.get("sessions"))["sessions"]
-        assert session["display_name"] == "Test Agent (agent)"
+        # The registered name the person allowed; the SDK's default clientInfo ("mcp") only in brackets.
+        assert session["display_name"] == "Test Agent (mcp) (agent)"
     (listed,) = (await panel.get("agents"))["agents"]
     assert listed["client"] == "Test Agent" and listed["policy"] == "read-only"
 

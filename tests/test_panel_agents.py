@@ -95,7 +95,8 @@ async def test_a_person_mints_a_token_once_sees_its_agent_narrows_it_and_revokes
             (session,) = (await api.get("sessions"))["sessions"]
             # Its live session is under it, by name (escaped), never by its 32-hex id.
             row = card.locator(f'.jp-mcp-Session[data-agent="{session["id"]}"]')
-            await expect(row.locator(".jp-mcp-AgentName")).to_have_text(f"{SHOWN} (agent)")
+            # The name the person gave it, then what its client calls itself.
+            await expect(row.locator(".jp-mcp-AgentName")).to_have_text(f"{SHOWN} (nightly-client) (agent)")
             await expect(row.locator(".jp-mcp-AgentName .jp-mcp-Hidden")).to_have_text("⟨U+200B⟩")
             await expect(row).to_contain_text("nightly-client 2.1")
             await expect(card.locator(".jp-mcp-LastUsed")).to_contain_text("last used")

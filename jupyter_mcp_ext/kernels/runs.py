@@ -38,6 +38,7 @@ BATCH = 256  # kernel messages taken in one go: a flood is handled in steps, the
 # kernel's "idle": a kernel whose output thread failed (ipykernel's does on a lone surrogate in a
 # print) never sends it, and the run would wait out its whole timeout for nothing.
 IDLE_AFTER_REPLY = 5.0
+OTHERS_RUN = "a run another agent started"  # what a run waits behind when that run is not the caller's
 
 
 @dataclass(eq=False)  # identity: a run's cells are found with `in`
@@ -67,10 +68,12 @@ class Run:
     kernel_id: str
     cells: list[CellRun]
     stop_on_error: bool
-    owner: str | None = None  # the user who started it: only they see it with get_execution
+    # Who started it (``people.agents.principal_of``: an agent credential, or the person's token or
+    # login): only they see it with get_execution, or learn its id.
+    owner: str | None = None
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
-    queued_behind: str | None = None
+    queued_behind: str | None = None  # what it waits for: "execution <id>" if the caller's own
     done: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     listeners: list[Callable[[CellRun], None]] = field(default_factory=list)
@@ -127,14 +130,12 @@ class ExecutionService:
             owner=owner,
         )
         if link.lock.locked():
-            run.queued_behind = next(
-                (
-                    r.id
-                    for r in reversed(self.runs.values())
-                    if r.kernel_id == kernel_id and not r.done.is_set()
-                ),
+            ahead = next(
+                (r for r in reversed(self.runs.values()) if r.kernel_id == kernel_id and not r.done.is_set()),
                 None,
             )
+            if ahead is not None:  # another caller's run is not named: its id would open its output
+                run.queued_behind = f"execution {ahead.id}" if ahead.owner == owner else OTHERS_RUN
         self.runs[run.id] = run
         self._forget_old_runs()
         run.task = asyncio.create_task(self._run(run, link), name=f"jupyter-mcp-ext run {run.id}")

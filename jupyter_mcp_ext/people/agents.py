@@ -57,7 +57,8 @@ class Agent:
     key: str  # what identifies it: the MCP session id, or principal + client name
     client: dict[str, str]  # clientInfo: name, version, title (what the client said)
     user: str  # the Jupyter user it acts for
-    display_name: str
+    name: str  # what people know it by (``agent_name``; "" if nothing): the journal, feed, approvals, marks
+    display_name: str  # ``name`` marked as an agent's: presence, the collaborators list
     username: str
     initials: str
     color: str
@@ -77,6 +78,7 @@ class Agent:
             "id": self.id,
             "client": dict(self.client),
             "user": self.user,
+            "name": self.name,
             "since": iso(self.since),
             "last_call": iso(self.last_call),
             "path": self.path,
@@ -197,8 +199,8 @@ class AgentDirectory:
         if suffix is None:
             suffix = " ({user}'s agent)" if person.get("hub") else " (agent)"
         credential = credential_of(handler)
-        # An agent with a credential of its own is known by the name the person gave it, in its colour.
-        label = credential.get("name") or client.get("title") or client.get("name") or "MCP client"
+        name = agent_name(credential, client)
+        label = name or "MCP client"
         hue = int(hashlib.sha256(credential["id"].encode()).hexdigest(), 16) if "id" in credential else None
         display = label + suffix.replace("{user}", person["display_name"])
         names = {a.display_name for a in self._agents.values()}
@@ -209,9 +211,10 @@ class AgentDirectory:
             key=key,
             client=client,
             user=person["name"],
+            name=name,
             display_name=_numbered(label, number, display),
             username=f"mcp-agent-{agent_id}",
-            initials=initials(label),
+            initials=initials(credential.get("name") or label),
             color=PALETTE[(hue if hue is not None else int(agent_id, 16)) % len(PALETTE)],
             session_id=session_id,
             credential=credential,
@@ -246,6 +249,20 @@ class AgentDirectory:
             self._sweeper.cancel()
         for agent_id in list(self._agents):
             self.forget(agent_id)
+
+
+def agent_name(credential: Mapping[str, str], client: Mapping[str, str]) -> str:
+    """The name everyone sees for an agent. With a credential of its own, the credential's name: what
+    the person approved (a registered or fetched ``client_name``, or the name given at minting); what
+    the MCP client calls itself (``clientInfo``, its to choose at any time) may follow in brackets,
+    never replace it. On the person's own token or login, the client's name is all there is."""
+    own = client.get("title") or client.get("name") or ""
+    approved = credential.get("name") if credential.get("kind") == "agent" else None
+    if not approved:
+        return own
+    if not own or own.casefold() == approved.casefold():
+        return approved
+    return f"{approved} ({own})"
 
 
 def _numbered(label: str, number: int, display: str) -> str:
@@ -323,7 +340,7 @@ def agent_id_of(key: str) -> str:
 
 def sessionless_key(ctx: Any, handler: Any) -> tuple[str, str]:
     """``(principal, key)`` of a request without an MCP session: its agent is principal + client name."""
-    principal = _principal(ctx, handler)
+    principal = principal_of(ctx, handler)
     return principal, f"{principal}|{client_info(ctx).get('name', '')}"
 
 
@@ -352,7 +369,10 @@ def _session_id(ctx: Any) -> str | None:
     return headers.get(SESSION_HEADER)
 
 
-def _principal(ctx: Any, handler: Any) -> str:
+def principal_of(ctx: Any, handler: Any) -> str:
+    """Whose call this is, as the MCP handler named it (``MCPHandler._principal``): an agent credential
+    by its id, the person's token by its hash, a login by its user name. Never a name a client picks:
+    what a caller owns (runs, tasks) is keyed by it."""
     scope = getattr(ctx.request, "scope", None) or {}
     token = getattr(scope.get("user"), "access_token", None)
     client_id = getattr(token, "client_id", None)

@@ -18,6 +18,7 @@ from jupyter_core.utils import ensure_async
 
 from ..errors import ToolError
 from . import shown
+from .agents import principal_of
 from .approvals import Approval, Approvals
 from .journal import Journal
 from .policy import Policy, kind_of
@@ -29,7 +30,7 @@ STOP_GRACE = 2.0  # seconds a stopped call has to answer before the sessions end
 
 @dataclass
 class Caller:
-    """Who makes a call: the agent (an MCP session), its client's name and the Jupyter user."""
+    """Who makes a call: the agent (an MCP session), the name people know it by and the Jupyter user."""
 
     agent: Any  # people.agents.Agent
     id: str
@@ -77,7 +78,7 @@ class Guard:
     async def _run(self, spec: Any, call: Any, args: Any, caller: Caller) -> Any:
         kind = kind_of(spec)
         if spec.name == "interrupt_kernel" and await self._own_run(call, args):
-            kind = "edit"  # an agent may stop its own user's approved run; a person's code is theirs
+            kind = "edit"  # an agent may stop its own approved run; a person's code is theirs
         if kind == "read":
             self.policy.check(spec.name, kind, credential_policy(call))
             return await spec.run(call, args)
@@ -130,7 +131,7 @@ class Guard:
         what = await shown.describe(self.services, spec, args)
         path = getattr(args, "path", None)
         approval = Approval(caller.id, caller.client, spec.name, path, kind, what.code, what.change)
-        approval.principal = _principal(call) or caller.user
+        approval.principal = principal_of(call.request, call.handler) or caller.user
         self.approvals.admit(approval)  # before anything else is held for it
         agents = self.services.agents
         was = caller.agent.state
@@ -151,18 +152,18 @@ class Guard:
         call.shown_cells = what.cells  # the tool compares them with what it reads, as it acts
 
     async def _own_run(self, call: Any, args: Any) -> bool:
-        """Whether the notebook's kernel is running a run this caller's user started through MCP
-        (approved already, under ``ask``): interrupting anything else ends a person's code."""
+        """Whether the notebook's kernel is running a run this caller started through MCP (approved
+        already, under ``ask``): interrupting anything else ends a person's or another agent's code."""
         try:
             path = await self.services.documents.resolve(args.path)
         except Exception:
             return False  # the tool says what is wrong with the path, after the policy
-        user = getattr(getattr(call.handler, "current_user", None), "username", None)
+        owner = principal_of(call.request, call.handler)
         execution = self.services.execution
         return any(
             not run.done.is_set()
             and run.path == path
-            and run.owner == user
+            and run.owner == owner
             and execution.running_on(run.kernel_id) in run.cells
             for run in list(execution.runs.values())
         )
@@ -173,9 +174,7 @@ class Guard:
         agent = getattr(call, "agent", None)
         if agent is None:
             agent = self.services.agents.agent_for(call.request, call.handler)
-        client = agent.client or {}
-        name = client.get("title") or client.get("name") or ""
-        return Caller(agent, agent.id, name, agent.user or "")
+        return Caller(agent, agent.id, agent.name, agent.user or "")
 
     # -- stop --------------------------------------------------------------------------
 
@@ -232,12 +231,3 @@ class Guard:
             with contextlib.suppress(Exception):
                 await ensure_async(self.services.kernels.kernels.interrupt_kernel(kernel_id))
         return len(kernels)
-
-
-def _principal(call: Any) -> str:
-    """Whose credential a call came with, as the MCP handler names it (a token's hash, a user): it
-    rides in the request scope. A new session, or a stateless client's new name, is a new agent,
-    not a new credential."""
-    scope = getattr(getattr(call.request, "request", None), "scope", None) or {}
-    token = getattr(scope.get("user"), "access_token", None)
-    return str(getattr(token, "client_id", None) or "")

@@ -167,10 +167,10 @@ class Review:
 
 
 def undone_for(journal: Journal, agent: Any, path: str, cells: set[str] | None) -> list[Entry]:
-    """Entries of this agent (its session, or the same client for the same user) on ``path`` that a
+    """Entries of this agent (its session, or the same name for the same user) on ``path`` that a
     person undid, newest first; only those touching ``cells`` when given."""
     record = agent.to_json()
-    client, user = _client_title(record), record.get("user")
+    client, user = record.get("name") or "", record.get("user")
     found = []
     for e in reversed(journal.undone()):
         if not e.reverted or e.reverted_by is None or e.path != path:
@@ -193,11 +193,6 @@ def undone_line(entries: list[Entry]) -> str:
         parts.append(f"your {e.tool}{where} (entry {e.id}) by {who} at {by.get('at')}")
     more = f"; {len(entries) - SHOWN_UNDONE} more" if len(entries) > SHOWN_UNDONE else ""
     return f"[undone by people, do not redo without asking: {'; '.join(parts)}{more}]"
-
-
-def _client_title(record: dict[str, Any]) -> str:
-    client = record.get("client") or {}
-    return client.get("title") or client.get("name") or ""
 
 
 def _pending(entry: Entry, cell_id: str) -> bool:

@@ -222,7 +222,8 @@ class MCPHandler(APIHandler):
         return parts[0] + " " + ", ".join(parts[1:])
 
     def _principal(self) -> str:
-        """Who owns an MCP session: the SDK answers 404 to anyone else presenting its id.
+        """Who owns an MCP session (the SDK answers 404 to anyone else presenting its id), its runs
+        and its tasks: an agent credential by its id, never by a name the agent chose.
 
         Jupyter names a token-authenticated client without a cookie jar anew on every request, so
         the token itself (hashed) identifies it; otherwise the user name does (JupyterHub, a login

@@ -88,8 +88,8 @@ class UpdateTaskParams(TaskParams):
 @dataclass(eq=False)
 class Task:
     id: str
-    owner: str  # the agent that may see it: credential (or user) and client name
-    principal: str  # the credential (or user): what the cap on working tasks counts
+    owner: str  # the agent that may see it: its principal and client name
+    principal: str  # the credential (or the person's token or login): what the cap counts, and the owner
     created: float = field(default_factory=time.time)
     updated: float = field(default_factory=time.time)
     ended: float | None = None
@@ -245,7 +245,9 @@ class TaskBoard:
             require_client_extension(ctx, EXTENSION)
         self._forget_old()
         task = self.tasks.get(task_id)
-        if task is None or task.owner != _owner(ctx):  # another agent's task does not exist for this one
+        # Another agent's task does not exist for this one: the credential (or the person's token or
+        # login) must be the same, and the client's name too.
+        if task is None or (task.principal, task.owner) != sessionless_key(ctx, handler_of(ctx)):
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"No task '{task_id[:64]}' (a finished task is kept for an hour, then forgotten).",
@@ -303,11 +305,6 @@ class TaskBoard:
                 task.job.cancel()
                 with contextlib.suppress(BaseException):
                     await task.job
-
-
-def _owner(ctx: ServerRequestContext[Any]) -> str:
-    """The agent: its credential (or user) and client name, as a sessionless client is known."""
-    return sessionless_key(ctx, handler_of(ctx))[1]
 
 
 def _first_line(result: types.CallToolResult) -> str:

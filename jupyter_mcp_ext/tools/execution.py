@@ -15,6 +15,7 @@ from ..documents import cells as nb
 from ..documents import values
 from ..errors import ToolError
 from ..kernels.runs import Run
+from ..people.agents import principal_of
 from . import outputs
 from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
 
@@ -114,7 +115,7 @@ class GetExecution(Args):
 @tool("get_execution", GetExecution, RUN_RESULT, resource="kernels", action="execute")
 async def get_execution(ctx: ToolContext, args: GetExecution) -> ToolResult:
     """State and outputs so far of a run that outlived its call."""
-    run = ctx.services.execution.get(args.execution_id, _principal(ctx))
+    run = ctx.services.execution.get(args.execution_id, owner_of(ctx))
     return await _finish(ctx, run, args.wait, False, started_here=False)
 
 
@@ -129,14 +130,13 @@ async def _start(
         await ctx.require("kernels", "write", "starting a kernel")
 
     kernel_id = await ctx.services.kernels.bind(path, kernel_name, before_start=may_start)
-    return await ctx.services.execution.start(
-        path, kernel_id, cells, stop_on_error=stop, owner=_principal(ctx)
-    )
+    return await ctx.services.execution.start(path, kernel_id, cells, stop_on_error=stop, owner=owner_of(ctx))
 
 
-def _principal(ctx: ToolContext) -> str | None:
-    """Who calls: runs belong to the user who started them."""
-    return ctx.handler.current_user.username if ctx.handler is not None else None
+def owner_of(ctx: ToolContext) -> str | None:
+    """Who calls: a run belongs to the agent credential that started it (the person's own token or
+    login for theirs), never to a user name several agents share or a name a client picks."""
+    return principal_of(ctx.request, ctx.handler) if ctx.handler is not None else None
 
 
 async def _finish(
@@ -238,9 +238,7 @@ def shape(run: Run, limits: Any, *, queued_note: bool = True) -> ToolResult:
     elapsed = (run.ended or time.monotonic()) - run.started
     lines = [f"execution {run.id}: {status} after {elapsed:.1f} s", *blocks]
     if status in ("running", "queued"):
-        behind = (
-            f" (queued behind execution {run.queued_behind})" if run.queued_behind and queued_note else ""
-        )
+        behind = f" (queued behind {run.queued_behind})" if run.queued_behind and queued_note else ""
         lines.append(
             f"Still {status}{behind}: the cell keeps running in the notebook. Call get_execution(execution_id="
             f"'{run.id}', wait=60) to wait for it, or interrupt_kernel(path) to stop it."

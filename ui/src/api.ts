@@ -31,6 +31,9 @@ export interface IAgent {
   id: string;
   client: { name: string; version?: string; title?: string };
   user: string;
+  /** What people know it by: its credential's name (the one the person approved), the client's own
+   * name in brackets when that differs; on the person's own token, the client's name. */
+  name?: string;
   since: string;
   last_call?: string;
   path?: string | null;
@@ -53,6 +56,9 @@ export interface ICredential {
   policy: AgentPolicy;
   /** "token" (minted by hand) or the OAuth client's registered name. */
   client: string;
+  /** true: its client's metadata document was fetched; false: the client named itself (unverified);
+   * null: the person named it. */
+  name_verified?: boolean | null;
   created: string;
   last_used: string | null;
   sessions: IAgent[];

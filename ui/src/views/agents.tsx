@@ -75,6 +75,14 @@ function AgentCard(props: { credential: ICredential; sessions: IAgent[]; model: 
         <span className="jp-mcp-CredentialName">
           <Visible text={credential.name} />
         </span>
+        {credential.name_verified === false && (
+          <span
+            className="jp-mcp-Unverified"
+            title="Its host named itself when it signed in: nobody could check this name"
+          >
+            unverified
+          </span>
+        )}
         <select
           className="jp-mcp-AgentPolicy"
           aria-label="What this agent may do"

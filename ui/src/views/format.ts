@@ -47,10 +47,16 @@ export function duration(ms: number | null | undefined): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** What the person calls the agent: its title, else its client name, with the version. */
-export function agentName(agent: IAgent, withVersion = false): string {
+/** What the person calls the agent: the name the server gives it (its credential's, which the person
+ * approved), else its client's title or name. */
+export function agentName(agent: IAgent): string {
+  return agent.name || agent.client.title || agent.client.name || agent.display_name;
+}
+
+/** What the agent's MCP client calls itself (its to choose), with the version. */
+export function clientName(agent: IAgent): string {
   const name = agent.client.title || agent.client.name || agent.display_name;
-  return withVersion && agent.client.version ? `${name} ${agent.client.version}` : name;
+  return agent.client.version ? `${name} ${agent.client.version}` : name;
 }
 
 export const STATE_LABELS: { [state: string]: string } = {

@@ -4,7 +4,7 @@ import * as React from 'react';
 import { IAgent, IEntry } from '../api';
 import { McpModel } from '../model';
 import { Swatch } from './common';
-import { agentName, ago, clock, STATE_LABELS } from './format';
+import { agentName, ago, clientName, clock, STATE_LABELS } from './format';
 import { Visible } from './visible';
 
 export type Opener = (path: string, cellId?: string | null) => void;
@@ -27,7 +27,7 @@ export function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: Mcp
       </div>
       <div className="jp-mcp-SessionMeta">
         <span title="Its MCP client">
-          <Visible text={agentName(agent, true)} />
+          <Visible text={clientName(agent)} />
         </span>
         <span title={agent.since}>since {ago(agent.since)}</span>
         {agent.path && (
