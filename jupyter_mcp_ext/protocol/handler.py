@@ -152,6 +152,8 @@ class MCPHandler(APIHandler):
             if refusal is None and not self.accept_jupyter_token and self.token_authenticated:
                 refusal = PERSON_TOKEN_REFUSED
         declared = self.request.headers.get("Content-Length", "")
+        if not declared and "Transfer-Encoding" not in self.request.headers:
+            declared = "0"  # no body (a GET): answered after its end, or Tornado drops the connection
         if refusal is not None:
             if declared.isdigit() and int(declared) <= DRAINED_BODY_BYTES:
                 # A small body is read and dropped before the 403: a proxy in front (JupyterHub's)
