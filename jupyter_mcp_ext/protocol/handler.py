@@ -126,14 +126,36 @@ class MCPHandler(APIHandler):
     def check_xsrf_cookie(self) -> None:
         if agent_token(self.request.headers) is not None:
             return  # a bearer token is not a cookie: nothing for a cross-site page to ride on
+        if not hasattr(self, "_jupyter_current_user"):
+            return  # asked before prepare() identified the caller: checked again then, as Jupyter does
+        if not self.identity_provider.auth_enabled and self._from_a_program():
+            return
         # A request nobody authenticated is refused for its missing token (below), not for XSRF:
         # XSRF protects what a cookie authenticated, and such a request still gets the check.
-        try:
-            user = self.current_user
-        except RuntimeError:  # asked before prepare() identified the caller: Jupyter checks again then
-            user = True
-        if user is not None:
+        if self.current_user is not None:
             super().check_xsrf_cookie()
+
+    def _from_a_program(self) -> bool:
+        """On a server without auth, whether a request comes from a program, not a web page.
+
+        Without auth there is no cookie, so XSRF's form token is all that keeps a page on another site
+        from running code here; an agent host cannot have that token. A program's JSON POST carries no
+        ``Origin``, while a browser sends one on every cross-site POST, and a page can only send JSON
+        cross-site after a CORS preflight Jupyter refuses. A foreign ``Origin`` is refused outright (the
+        MCP transport's defence against DNS rebinding); the page's own origin keeps the XSRF check.
+        """
+        origin = self.request.headers.get("Origin")
+        if origin is not None:
+            if not self.check_origin():
+                raise web.HTTPError(
+                    403,
+                    f"A request to this MCP endpoint from the web page at {origin} is refused: only "
+                    "programs (agent hosts) and this server's own pages may call it. To let that site "
+                    "in, set ServerApp.allow_origin.",
+                )
+            return False
+        media_type = self.request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        return self.request.method != "POST" or media_type == "application/json"
 
     async def prepare(self) -> None:  # type: ignore[override]
         refusal = None

@@ -3,6 +3,7 @@ and the test's event loop waits on them), one per test module, and what the pers
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,8 +13,8 @@ from typing import Any
 
 import httpx
 
-from ..server_process import server_on
-from ..test_cli import TOKEN
+from ..server_process import server_on_a_free_port
+from ..test_cli import HERE, TOKEN
 
 
 @dataclass
@@ -66,7 +67,27 @@ class Lab:
 
 @contextmanager
 def lab_on(work: Path, *args: str, token: str = TOKEN) -> Iterator[Lab]:
-    """A lab on ``work`` with ``args`` (traitlets options); its person's token is the suite's."""
+    """A lab on ``work`` (its root, config and data folders) with ``args`` (traitlets options); its
+    person's token is ``token`` ("": auth off)."""
+    for name in ("root", "config", "data", "runtime", "state"):
+        (work / name).mkdir(exist_ok=True)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTERHUB_")},
+        "JUPYTER_CONFIG_DIR": str(work / "config"),
+        "JUPYTER_DATA_DIR": str(work / "data"),
+        "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
+    }
+
+    def arguments(port: int) -> list[str]:
+        return ["--ip=127.0.0.1", f"--port={port}", "--no-browser", "--allow-root",
+                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={work / 'root'}",
+                f"--IdentityProvider.token={token}",
+                f"--SQLiteYStore.db_path={work / 'state' / 'ystore.db'}",
+                f"--BaseFileIdManager.db_path={work / 'state' / 'file_id.db'}", *args]  # fmt: skip
+
     began = time.monotonic()
-    with server_on(work, *args) as url:
-        yield Lab(url, token, time.monotonic() - began)
+    with server_on_a_free_port(
+        arguments, env=env, cwd=work, log_path=lambda port: work / f"server-{port}.log"
+    ) as (_, port):
+        yield Lab(f"http://127.0.0.1:{port}/", token, time.monotonic() - began)
