@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from ..server_main import LAUNCHER
 from ..server_process import server_on_a_free_port
 from ..test_cli import HERE, TOKEN
 
@@ -66,17 +67,24 @@ class Lab:
 
 
 @contextmanager
-def lab_on(work: Path, *args: str, token: str = TOKEN) -> Iterator[Lab]:
+def lab_on(
+    work: Path,
+    *args: str,
+    token: str = TOKEN,
+    env: Mapping[str, str] | None = None,
+    launcher: Sequence[str] = LAUNCHER,
+) -> Iterator[Lab]:
     """A lab on ``work`` (its root, config and data folders) with ``args`` (traitlets options); its
-    person's token is ``token`` ("": auth off)."""
+    person's token is ``token`` ("": auth off); ``env`` and ``launcher`` for its process alone."""
     for name in ("root", "config", "data", "runtime", "state"):
         (work / name).mkdir(exist_ok=True)
-    env = {
+    environment = {
         **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTERHUB_")},
         "JUPYTER_CONFIG_DIR": str(work / "config"),
         "JUPYTER_DATA_DIR": str(work / "data"),
         "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
+        **(env or {}),
     }
 
     def arguments(port: int) -> list[str]:
@@ -88,6 +96,6 @@ def lab_on(work: Path, *args: str, token: str = TOKEN) -> Iterator[Lab]:
 
     began = time.monotonic()
     with server_on_a_free_port(
-        arguments, env=env, cwd=work, log_path=lambda port: work / f"server-{port}.log"
+        arguments, env=environment, cwd=work, log_path=lambda p: work / f"server-{p}.log", launcher=launcher
     ) as (_, port):
         yield Lab(f"http://127.0.0.1:{port}/", token, time.monotonic() - began)

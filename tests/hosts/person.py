@@ -19,6 +19,7 @@ class Consent:
 
     client: str  # the name the consent page gave the agent
     site: str | None  # the verified site it named, if it named one
+    status: str | None  # how the page says the name is known ("verified", "unverified", ...), if it says
     page: str  # the page's whole text
     callback: str  # the URL the browser was sent to: the host's loopback callback, with the code
 
@@ -46,10 +47,14 @@ class Person:
             await page.route("http://127.0.0.1:*/callback**", elsewhere)
             await page.route("http://localhost:*/callback**", elsewhere)
         try:
-            await page.goto(url)
+            shown = await page.goto(url)
+            if shown is None or shown.status != 200 or not await page.locator("#allow").count():
+                raise AssertionError(f"no consent page but: {await page.locator('body').inner_text()}")
             client = await page.locator("#client-name").inner_text()
             site = page.locator("#client-host")
             named = await site.inner_text() if await site.count() else None
+            known = page.locator("#name-status")
+            status = await known.get_attribute("data-status") if await known.count() else None
             text = await page.locator("body").inner_text()
             await page.locator("#allow" if allow else "#deny").click()
             callback = await asyncio.wait_for(sent, TIMEOUT_MS / 1000)
@@ -57,7 +62,7 @@ class Person:
         finally:
             page.remove_listener("request", recorded)
             await page.unroute_all()
-        return Consent(client, named, text, callback)
+        return Consent(client, named, status, text, callback)
 
 
 @asynccontextmanager
