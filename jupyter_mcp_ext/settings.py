@@ -298,7 +298,9 @@ class MCPSettings(ExtensionApp):
         config=True,
         help="Client ID metadata documents (an OAuth client whose client_id is the https URL of its "
         "description, fetched with size, time and address bounds): 'https', 'off', or "
-        "'https+loopback' (also http://127.0.0.1 and localhost; for tests, never for a shared server).",
+        "'https+loopback' (also http://127.0.0.1 and localhost; for tests, never for a shared server). "
+        "A document this server cannot reach (no internet) lets its client sign in unverified, as a "
+        "registered one, if its answer goes to a loopback address; elsewhere it is refused.",
     )
 
     def _agents_path(self) -> Path:

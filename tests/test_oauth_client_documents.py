@@ -114,7 +114,7 @@ async def test_a_published_client_is_fetched_once_named_with_its_host_and_gets_a
         ("oversized", f"larger than {MAX_BYTES} bytes"),
         ("not-json", "is not JSON"),
         ("secret", "has no secret"),
-        ("remote-http-redirect", "use https, a loopback http URI"),
+        ("remote-http-redirect", "use https, http to 127.0.0.1"),
         ("moved", "redirects are not followed"),
         ("missing", "answered 404"),
     ],

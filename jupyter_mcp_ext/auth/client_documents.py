@@ -5,7 +5,8 @@ reach ``/oauth/authorize`` (no login needed) can name any URL, so the fetch is w
 aim a server-side request forgery through. Hence: https only (loopback http only where a setting says
 so, for tests); the host must resolve to public addresses only, checked in the resolver the connection
 then uses, so a DNS answer cannot change between the check and the connect; no redirects; a few
-seconds; a few kilobytes; a bounded rate of fetches; and a bounded cache.
+seconds; a few kilobytes; a bounded rate of fetches from each source of requests (one stranger's
+junk URLs spend that stranger's budget, not a real client's); and a bounded cache.
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ from urllib.parse import urlsplit
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 from tornado.httpclient import HTTPRequest
+from tornado.httputil import HTTPInputError
 from tornado.netutil import DefaultLoopResolver, Resolver
-from tornado.simple_httpclient import SimpleAsyncHTTPClient
+from tornado.simple_httpclient import HTTPTimeoutError, SimpleAsyncHTTPClient
+
+from .budgets import PerSource
+from .redirect_uris import AgentClient, normalise_all
 
 MAX_BYTES = 5 * 1024  # the size the specification suggests servers accept
 TIMEOUT = 5.0  # seconds for the whole fetch
-FETCHES_PER_MINUTE = 30  # cache misses, over all URLs: every fetch is a request an outsider triggered
+FETCHES_PER_MINUTE = 30  # cache misses from one source: every fetch is a request an outsider triggered
 MAX_CACHED = 200
 DEFAULT_TTL, MAX_TTL = 600.0, 24 * 3600.0  # seconds a fetched document is trusted without Cache-Control
 MIN_TTL = 60.0  # kept through one authorization (authorize, then the token exchange) even if no-store
@@ -33,7 +38,15 @@ MODES = ("https", "https+loopback", "off")  # the setting: what a client_id URL 
 
 
 class ClientDocumentError(Exception):
-    """Why a client's metadata document was not accepted; the message goes to the client."""
+    """Why a client's metadata document was not accepted; the message goes to the client.
+
+    ``unreachable``: nothing came back from the document's host (no such name here, no route, no
+    answer in time, not a public address): this server cannot know what the document says.
+    """
+
+    def __init__(self, message: str, unreachable: bool = False):
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 def is_document_id(client_id: str) -> bool:
@@ -65,7 +78,7 @@ class PublicResolver(Resolver):
         kept = [(fam, addr) for fam, addr in found if _allowed(addr[0], self.loopback)]
         if not kept:
             raise ClientDocumentError(
-                f"{host} is not a public address; a client document must be on the web."
+                f"{host} is not a public address; a client document must be on the web.", unreachable=True
             )
         return kept
 
@@ -73,13 +86,16 @@ class PublicResolver(Resolver):
 class ClientDocuments:
     """Fetches, checks and caches client ID metadata documents."""
 
-    def __init__(self, mode: str = "https", check_redirect_uris: Any = None):
+    def __init__(self, mode: str = "https"):
         self.mode = mode
-        self.check_redirect_uris = check_redirect_uris  # raises ValueError naming a refused URI
         self.cache: dict[str, tuple[OAuthClientInformationFull, float]] = {}
-        self.fetches: list[float] = []
+        self.fetches = PerSource(FETCHES_PER_MINUTE)
 
     def check_url(self, url: str) -> None:
+        if not (url.isascii() and url.isprintable()) or " " in url or "\\" in url:
+            raise ClientDocumentError(
+                "client_id: a client ID URL is plain ASCII, without spaces or backslashes."
+            )
         parts = urlsplit(url)
         loopback_ok = self.mode == "https+loopback" and parts.scheme == "http"
         if loopback_ok and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
@@ -91,21 +107,23 @@ class ClientDocuments:
                 f"client_id {url!r}: it must have a path, and no fragment or user name, within 2000 chars."
             )
 
-    async def get(self, url: str) -> OAuthClientInformationFull:
-        """The client the document at ``url`` describes, from the cache or fetched now."""
+    def cached(self, url: str) -> OAuthClientInformationFull | None:
+        """The client a document fetched lately describes, without fetching."""
+        found = self.cache.get(url)
+        return found[0] if found is not None and found[1] > time.monotonic() and self.mode != "off" else None
+
+    async def get(self, url: str, source: str = "") -> OAuthClientInformationFull:
+        """The client the document at ``url`` describes, from the cache or fetched now for ``source``."""
         if self.mode == "off":
             raise ClientDocumentError("This server does not accept client ID metadata documents; register.")
         self.check_url(url)
-        now = time.monotonic()
-        cached = self.cache.get(url)
-        if cached is not None and cached[1] > now:
-            return cached[0]
-        self.fetches = [t for t in self.fetches if now - t < 60]
-        if len(self.fetches) >= FETCHES_PER_MINUTE:
+        cached = self.cached(url)
+        if cached is not None:
+            return cached
+        if not self.fetches.spend(source):
             raise ClientDocumentError(
-                "Too many client documents were fetched just now; try again in a minute."
+                "Too many client documents were fetched for your address just now; try again in a minute."
             )
-        self.fetches.append(now)
         body, ttl = await self._fetch(url)
         client = self.parse(url, body)
         if len(self.cache) >= MAX_CACHED:
@@ -143,12 +161,19 @@ class ClientDocuments:
             response = await http.fetch(request, raise_error=False)
         except ClientDocumentError:
             raise
+        except HTTPTimeoutError:
+            raise ClientDocumentError(
+                f"The client document at {url} did not arrive within {TIMEOUT:g} seconds.", unreachable=True
+            ) from None
         except Exception as e:
-            if size["declared"] > MAX_BYTES or size["read"]:
+            too_big = isinstance(e, HTTPInputError) and ("too long" in str(e) or "too large" in str(e))
+            if size["declared"] > MAX_BYTES or too_big:
                 raise ClientDocumentError(
                     f"The client document at {url} is larger than {MAX_BYTES} bytes."
                 ) from None
-            raise ClientDocumentError(f"The client document at {url} could not be fetched ({e}).") from None
+            raise ClientDocumentError(
+                f"The client document at {url} could not be fetched ({e}).", unreachable=not size["read"]
+            ) from None
         finally:
             http.close()
         if response.code != 200:
@@ -174,13 +199,11 @@ class ClientDocuments:
         if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
             raise ClientDocumentError("The client document needs redirect_uris, a list of URIs.")
         try:
-            if self.check_redirect_uris is not None:
-                self.check_redirect_uris(uris)
             name = data.get("client_name")
-            return OAuthClientInformationFull(
+            return AgentClient(
                 client_id=url,
                 client_name=name[:100] if isinstance(name, str) else None,
-                redirect_uris=uris,
+                redirect_uris=normalise_all(uris),
                 grant_types=["authorization_code", "refresh_token"],
                 response_types=["code"],
                 token_endpoint_auth_method="none",

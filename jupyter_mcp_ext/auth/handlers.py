@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.utils import url_path_join
@@ -29,14 +30,17 @@ from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from tornado import web
 
-from . import consent
+from . import consent, provider
 from .asgi import serve
-from .client_documents import ClientDocumentError, is_document_id
 from .principal import permissions_of
-from .provider import AgentAuthorizationServer
+from .provider import AgentAuthorizationServer, ClientRefused, is_loopback
 from .tokens import POLICIES
 
 MAX_BODY = 16 * 1024  # an OAuth request's form or registration JSON is small; more is refused unread
+
+
+def query_of(url: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
 
 
 def origin(handler: web.RequestHandler) -> str:
@@ -131,22 +135,47 @@ class ProtectedResource(OAuthEndpoint):
 
 
 class Authorize(OAuthEndpoint):
+    """The SDK's authorize endpoint, once this server has found the client and checked where its
+    answer goes. Until both hold, an error is shown here and never redirected; and, no person having
+    been asked yet, the SDK's error answers go only to a loopback redirect URI (the agent host's own
+    listener): a redirect elsewhere would lend this server's address to whoever registered it."""
+
     async def get(self) -> None:
-        await self._document()
-        await serve(self, AuthorizationHandler(self.server).handle)
+        await self._authorize(self.request.query_arguments)
 
     async def post(self) -> None:
-        await self._document()
-        await serve(self, AuthorizationHandler(self.server).handle)
+        await self._authorize(self.request.body_arguments)
 
-    async def _document(self) -> None:
-        """A client ID URL's document, fetched now: if it is refused, the client is told why."""
-        client_id = self.get_argument("client_id", "")
-        if is_document_id(client_id):
+    async def _authorize(self, args: dict[str, list[bytes]]) -> None:
+        def arg(name: str) -> str | None:
+            values = args.get(name)
+            return values[0].decode("utf-8", "replace") if values else None
+
+        repeated = sorted(name for name, values in args.items() if len(values) > 1)
+        if repeated:  # RFC 6749 3.1; and the SDK would read the last where this reads the first
+            raise web.HTTPError(400, f"Give each parameter once; repeated: {', '.join(repeated)[:200]}.")
+        where = provider.source.set(self.request.remote_ip or "")
+        try:
             try:
-                await self.server.documents.get(client_id)
-            except ClientDocumentError as e:
+                client = await self.server.resolve_client(arg("client_id") or "", arg("redirect_uri"))
+            except ClientRefused as e:
                 raise web.HTTPError(400, str(e)) from None
+            resolved = self.server.resolved(client)
+            try:
+                await serve(self, self._answer)
+            finally:
+                resolved.var.reset(resolved)
+        finally:
+            provider.source.reset(where)
+
+    async def _answer(self, request: Any) -> Any:
+        response = await AuthorizationHandler(self.server).handle(request)
+        location = response.headers.get("location", "")
+        answered = response.status_code == 302 and not location.startswith(self.server.consent_url)
+        if answered and not is_loopback(location):
+            why = query_of(location).get("error_description") or "the request is not valid"
+            raise web.HTTPError(400, f"The agent's sign-in request was refused: {why}")
+        return response
 
 
 class Token(OAuthEndpoint):
@@ -157,7 +186,11 @@ class Token(OAuthEndpoint):
 class Register(OAuthEndpoint):
     async def post(self) -> None:
         options = ClientRegistrationOptions(enabled=True)
-        await serve(self, RegistrationHandler(self.server, options=options).handle)
+        where = provider.source.set(self.request.remote_ip or "")  # registrations are bounded per source
+        try:
+            await serve(self, RegistrationHandler(self.server, options=options).handle)
+        finally:
+            provider.source.reset(where)
 
 
 class Revoke(OAuthEndpoint):

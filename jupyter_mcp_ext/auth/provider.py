@@ -3,16 +3,21 @@
 The SDK (``mcp.server.auth.handlers``) parses and checks every request: client authentication,
 registered redirect URIs, PKCE S256 (a missing challenge, ``plain`` or a wrong verifier is refused),
 code expiry, redirect_uri unchanged between authorize and token, refresh scopes. This provider
-(its ``OAuthAuthorizationServerProvider`` protocol) only keeps things: clients (persisted with the
-credentials), consents waiting for the person, codes (in memory, single use, 60 s), and tokens
-(``TokenStore``: hashed). What a person consents to becomes an agent ``Credential``.
+(its ``OAuthAuthorizationServerProvider`` protocol) finds clients (registered ones persisted with
+the credentials, documented ones fetched, unverified ones on loopback) and keeps codes (in memory,
+single use, 60 s) and tokens (``TokenStore``: hashed); a consent waiting for the person is carried
+signed in its own URL (``consent_requests``). What a person consents to becomes a ``Credential``.
+
+The authorize handler resolves the client and checks its redirect URI first (``resolve_client``),
+so that nothing before that is ever redirected; the SDK's handler then finds that client here.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections import deque
+from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,49 +32,34 @@ from mcp.server.auth.provider import (
     TokenError,
     construct_redirect_uri,
 )
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
+from pydantic import AnyUrl
 
+from .budgets import PerSource
 from .client_documents import ClientDocumentError, ClientDocuments, is_document_id
+from .consent_requests import Consent, ConsentRequests
+from .redirect_uris import AgentClient, UnverifiedClient, is_loopback, normalise, normalise_all
 from .tokens import TokenStore
+
+__all__ = ["AgentAuthorizationServer", "ClientRefused", "Consent", "is_loopback", "source"]
 
 CODE_LIFETIME = 60.0  # seconds an authorization code may wait for its exchange
 CONSENT_LIFETIME = 600.0  # seconds a consent page may wait for the person (a login in between)
-MAX_PENDING = 100  # consents waiting at once
+SPENT_CODE_WINDOW = 600.0  # seconds a used code, replayed by its own client, still revokes what it made
+MAX_SPENT_CODES = 1000
 MAX_CLIENTS = 200  # registered clients kept; past it the oldest never used are dropped
-REGISTRATIONS_PER_MINUTE = 20
-MAX_REDIRECT_URIS = 10
-MAX_URI_CHARS = 2000
+REGISTRATIONS_PER_MINUTE = 20  # from one source (address)
 MAX_NAME_CHARS = 100
-UNSAFE_SCHEMES = frozenset({"javascript", "data", "file", "vbscript", "blob", "about"})
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+MAX_STATE_CHARS = 1000
+
+# The address a request came from (Tornado's ``remote_ip``), set by the handler for the SDK's calls.
+source: ContextVar[str] = ContextVar("source", default="")
+# The client the authorize handler resolved for this request (fetched, unverified or registered).
+_resolved: ContextVar[OAuthClientInformationFull | None] = ContextVar("resolved", default=None)
 
 
-def is_loopback(uri: str) -> bool:
-    parts = urlsplit(uri)
-    return parts.scheme == "http" and (parts.hostname or "") in LOOPBACK
-
-
-def check_redirect_uris(uris: list[str]) -> None:
-    """Raises ValueError naming the first redirect URI a client may not have (registered or documented)."""
-    if not uris or len(uris) > MAX_REDIRECT_URIS or any(len(u) > MAX_URI_CHARS for u in uris):
-        raise ValueError(f"Give 1 to {MAX_REDIRECT_URIS} redirect_uris of at most {MAX_URI_CHARS} chars.")
-    for uri in uris:
-        scheme = urlsplit(uri).scheme.lower()
-        if scheme in UNSAFE_SCHEMES or (scheme == "http" and not is_loopback(uri)):
-            raise ValueError(f"Redirect URI {uri!r}: use https, a loopback http URI, or an app's scheme.")
-
-
-@dataclass
-class Consent:
-    """An authorization request the SDK accepted, waiting for the person's Allow or Deny."""
-
-    id: str
-    client: OAuthClientInformationFull
-    params: AuthorizationParams
-    expires: float
-    # How the client's name is known: "verified" (its metadata document was fetched), "unverified"
-    # (a document that could not be fetched), "" (dynamically registered: the client named itself).
-    document_status: str = ""
+class ClientRefused(Exception):
+    """Why an authorize request's client or redirect URI is refused: shown, never redirected."""
 
 
 @dataclass
@@ -79,6 +69,15 @@ class Code:
     user_display: str
     policy: str
     permissions: list[str]
+    client: OAuthClientInformationFull
+    name_verified: bool
+
+
+@dataclass
+class Spent:
+    credential: str  # Credential.id the code made
+    client_id: str
+    at: float
 
 
 class AgentAuthorizationServer:
@@ -97,61 +96,131 @@ class AgentAuthorizationServer:
         self.consent_url = consent_url  # a path, under base_url
         self.access_lifetime = access_lifetime
         self.refresh_lifetime = refresh_lifetime
-        self.consents: dict[str, Consent] = {}
+        self.requests = ConsentRequests(CONSENT_LIFETIME)
         self._codes: dict[str, Code] = {}
         self._loaded: dict[str, Code] = {}  # codes the token endpoint took, for the exchange that follows
-        self._spent_codes: dict[str, str] = {}  # code -> the credential it made (replay revokes it)
-        self._registrations: deque[float] = deque()
+        self._spent_codes: dict[str, Spent] = {}  # replayed by its client in time: revokes what it made
+        self._registrations = PerSource(REGISTRATIONS_PER_MINUTE)
+        self._registered_by: dict[str, str] = {}  # client_id -> source, for this process's registrations
         self.resource_path = store.resource  # <base_url>mcp: what ``resource`` must name
-        self.documents = ClientDocuments(documents, check_redirect_uris)
+        self.documents = ClientDocuments(documents)
 
-    # -- clients (RFC 7591) ----------------------------------------------------------------
+    # -- clients (RFC 7591, and client ID metadata documents) -------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        if is_document_id(client_id):  # SEP-991: the client describes itself at its URL
-            try:
-                return await self.documents.get(client_id)
-            except ClientDocumentError:
-                return None  # the authorize endpoint said why (handlers.Authorize)
+        resolved = _resolved.get()
+        if resolved is not None and resolved.client_id == client_id:
+            return resolved  # the authorize handler's (resolve_client)
+        if is_document_id(client_id):  # never fetched here: the token endpoint needs no document
+            for held in (*self._codes.values(), *self._loaded.values()):
+                if held.client.client_id == client_id:  # the client the person allowed, for its exchange
+                    return held.client.model_copy(update={"token_endpoint_auth_method": "none"})
+            known = self.documents.cached(client_id)
+            if known is not None:
+                return known
+            if any(c.client_id == client_id for c in self.store.credentials.values()):
+                # Refresh and revoke: the credential is what counts, the document was read at consent.
+                return AgentClient(client_id=client_id, redirect_uris=None, token_endpoint_auth_method="none")
+            return None
         data = self.store.clients.get(client_id)
-        return OAuthClientInformationFull.model_validate(data) if data is not None else None
+        return AgentClient.model_validate(data) if data is not None else None
+
+    async def resolve_client(self, client_id: str, redirect_uri: str | None) -> OAuthClientInformationFull:
+        """The client of an authorize request, its redirect URI checked; ClientRefused says why not.
+
+        A client ID URL whose document cannot be fetched (a lab without internet) goes on as an
+        unverified client, as a dynamically registered one does, if its answer goes to this computer.
+        """
+        if not client_id:
+            raise ClientRefused("The sign-in request has no client_id; start it again from the agent.")
+        wanted = None
+        if redirect_uri is not None:
+            try:
+                wanted = normalise(redirect_uri)
+            except ValueError as e:
+                raise ClientRefused(str(e)) from None
+        client: OAuthClientInformationFull | None
+        if is_document_id(client_id):
+            try:
+                client = await self.documents.get(client_id, source.get())
+            except ClientDocumentError as e:
+                if not e.unreachable:
+                    raise ClientRefused(str(e)) from None
+                if wanted is None or not is_loopback(wanted):
+                    host = urlsplit(client_id).hostname
+                    raise ClientRefused(
+                        f"{e} Without its document this server cannot check the client, so it may only "
+                        "sign in with a redirect_uri on this computer (http://127.0.0.1:<port>/..., "
+                        f"http://localhost:<port>/...). Let this server reach {host}, or set "
+                        "c.MCPExtensionApp.oauth_client_documents = 'off' so that agents register."
+                    ) from None
+                claimed = client_id.split("://", 1)[1][:MAX_NAME_CHARS]
+                client = UnverifiedClient(
+                    client_id=client_id,
+                    client_name=claimed,
+                    redirect_uris=[AnyUrl(wanted)],
+                    token_endpoint_auth_method="none",
+                )
+        else:
+            client = await self.get_client(client_id)
+            if client is None:
+                raise ClientRefused(
+                    f"No agent client {client_id[:80]!r} is registered here (or it was forgotten); "
+                    "start the sign-in again from the agent so that it registers."
+                )
+        if not isinstance(client, AgentClient):
+            raise ClientRefused(f"Client {client_id[:80]!r} cannot be checked here.")
+        try:
+            client.validate_redirect_uri(AnyUrl(wanted) if wanted is not None else None)
+        except InvalidRedirectUriError as e:
+            raise ClientRefused(f"{e.message}; start the sign-in again from the agent.") from None
+        return client
+
+    @staticmethod
+    def resolved(client: OAuthClientInformationFull) -> Any:
+        """Hands the resolved client to the SDK's authorize handler in this request (a ContextVar token)."""
+        return _resolved.set(client)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        now = time.monotonic()
-        while self._registrations and now - self._registrations[0] > 60:
-            self._registrations.popleft()
-        if len(self._registrations) >= REGISTRATIONS_PER_MINUTE:
-            raise RegistrationError(
-                "invalid_client_metadata", "Too many registrations; try again in a minute."
-            )
         try:
-            check_redirect_uris([str(u) for u in client_info.redirect_uris or []])
+            uris = normalise_all([str(u) for u in client_info.redirect_uris or []])
         except ValueError as e:
             raise RegistrationError("invalid_redirect_uri", str(e)) from None
         if client_info.client_name and len(client_info.client_name) > MAX_NAME_CHARS:
             raise RegistrationError(
                 "invalid_client_metadata", f"client_name is longer than {MAX_NAME_CHARS} chars."
             )
+        where = source.get()
+        if not self._registrations.spend(where):
+            raise RegistrationError(
+                "invalid_client_metadata", "Too many registrations from your address; try again in a minute."
+            )
+        client_info.redirect_uris = [AnyUrl(u) for u in uris]
         for name in ("client_uri", "logo_uri", "tos_uri", "policy_uri", "jwks_uri"):
             setattr(client_info, name, None)  # shown nowhere, fetched never: not kept
-        self._registrations.append(now)
         self._make_room()
-        self.store.clients[client_info.client_id or ""] = client_info.model_dump(
-            mode="json", exclude_none=True
-        )
+        client_id = client_info.client_id or ""
+        self._registered_by[client_id] = where
+        self.store.clients[client_id] = client_info.model_dump(mode="json", exclude_none=True)
         self.store.save()
 
     def _make_room(self) -> None:
-        """Past MAX_CLIENTS, forget the oldest clients no credential uses (a flood forgets itself)."""
+        """Past MAX_CLIENTS, forget clients no credential uses: first those of the source that
+        registered most of them, oldest first (a flood forgets itself, not the others)."""
         if len(self.store.clients) < MAX_CLIENTS:
             return
         used = {c.client_id for c in self.store.credentials.values()}
-        idle = sorted(
-            (cid for cid in self.store.clients if cid not in used),
-            key=lambda cid: self.store.clients[cid].get("client_id_issued_at", 0),
+        idle = [cid for cid in self.store.clients if cid not in used]
+        by_source = Counter(self._registered_by.get(cid, "") for cid in idle)
+        idle.sort(
+            key=lambda cid: (
+                -by_source[self._registered_by.get(cid, "")],
+                self.store.clients[cid].get("client_id_issued_at", 0),
+            )
         )
         for cid in idle[: len(self.store.clients) - MAX_CLIENTS + 1]:
             del self.store.clients[cid]
+            self._registered_by.pop(cid, None)
         if len(self.store.clients) >= MAX_CLIENTS:
             raise RegistrationError(
                 "invalid_client_metadata", "This server has too many agent clients registered."
@@ -160,26 +229,25 @@ class AgentAuthorizationServer:
     # -- authorize: hand over to the person -------------------------------------------------
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        """The consent page's URL, carrying the request signed: nothing is stored until a person answers."""
         if params.resource is not None and urlsplit(params.resource).path.rstrip("/") != self.resource_path:
             raise AuthorizeError(
                 "invalid_request", f"resource must be this server's MCP endpoint ({self.resource_path})."
             )
-        now = time.monotonic()
-        self.consents = {k: c for k, c in self.consents.items() if c.expires > now}
-        if len(self.consents) >= MAX_PENDING:
-            raise AuthorizeError("temporarily_unavailable", "Too many consents are waiting; try again later.")
-        consent = Consent(secrets.token_urlsafe(24), client, params, now + CONSENT_LIFETIME)
-        self.consents[consent.id] = consent
-        return f"{self.consent_url}?request={consent.id}"
+        if len(params.state or "") > MAX_STATE_CHARS:  # it rides in the consent URL
+            raise AuthorizeError("invalid_request", f"state is longer than {MAX_STATE_CHARS} characters.")
+        if isinstance(client, UnverifiedClient):
+            status = "unverified"
+        else:
+            status = "verified" if is_document_id(client.client_id or "") else ""
+        return f"{self.consent_url}?request={self.requests.sign(client, params, status)}"
 
     def take_consent(self, consent_id: str) -> Consent | None:
         """The waiting consent, once (a second submit of the same page gets nothing)."""
-        consent = self.consents.pop(consent_id, None)
-        return consent if consent is not None and consent.expires > time.monotonic() else None
+        return self.requests.answer(consent_id)
 
     def peek_consent(self, consent_id: str) -> Consent | None:
-        consent = self.consents.get(consent_id)
-        return consent if consent is not None and consent.expires > time.monotonic() else None
+        return self.requests.read(consent_id)
 
     def grant(
         self, consent: Consent, user: str, user_display: str, policy: str, permissions: list[str]
@@ -205,6 +273,8 @@ class AgentAuthorizationServer:
             user_display,
             policy,
             permissions,
+            consent.client,
+            consent.document_status == "verified",
         )
         return construct_redirect_uri(str(consent.params.redirect_uri), code=code, state=consent.params.state)
 
@@ -225,9 +295,11 @@ class AgentAuthorizationServer:
         # Taken out on first sight: a wrong code_verifier or redirect_uri burns the code too.
         found = self._codes.pop(code, None)
         if found is None:
-            made = self._spent_codes.get(code)
-            if made:  # a replayed code: whoever holds it is not alone; what it made is revoked
-                self.store.revoke(made)
+            spent = self._spent_codes.get(code)
+            if spent and spent.client_id == client.client_id and time.time() - spent.at < SPENT_CODE_WINDOW:
+                # Its own client presents a used code again: someone else holds a copy of it, and of
+                # what it made; that is revoked. Another client, or much later, proves nothing.
+                self.store.revoke(spent.credential)
             return None
         if found.code.client_id != client.client_id:
             return None
@@ -240,7 +312,11 @@ class AgentAuthorizationServer:
         found = self._loaded.pop(authorization_code.code, None)
         if found is None:
             raise TokenError("invalid_grant", "authorization code was used already")
-        name = client.client_name or urlsplit(str(authorization_code.redirect_uri)).hostname or "OAuth client"
+        name = (
+            found.client.client_name
+            or urlsplit(str(authorization_code.redirect_uri)).hostname
+            or "OAuth client"
+        )
         credential = self.store.create(
             name,
             found.user,
@@ -249,9 +325,12 @@ class AgentAuthorizationServer:
             client=name,
             client_id=client.client_id,
             permissions=found.permissions,
+            name_verified=found.name_verified,
         )
-        self._spent_codes[authorization_code.code] = credential.id
-        if len(self._spent_codes) > 1000:
+        now = time.time()
+        self._spent_codes = {k: s for k, s in self._spent_codes.items() if now - s.at < SPENT_CODE_WINDOW}
+        self._spent_codes[authorization_code.code] = Spent(credential.id, client.client_id or "", now)
+        if len(self._spent_codes) > MAX_SPENT_CODES:
             self._spent_codes.pop(next(iter(self._spent_codes)))
         return self._tokens(credential, secrets.token_hex(8), authorization_code.scopes)
 
