@@ -117,7 +117,8 @@ class Host:
         """Read the URL the host printed, have the person answer it, hand the host its answer: its own
         listener gets it, or (``paste``) the person's browser cannot reach it and it is pasted back."""
         try:
-            await child.expect(URL, async_=True)
+            if await child.expect([URL, pexpect.EOF], async_=True) == 1:
+                raise AssertionError(f"{self.title} printed no authorization URL: {child.before}")
             url = child.match.group(0)
             consent = await person.answer(url, allow=allow, reach_host=not paste)
             if paste:
