@@ -81,10 +81,14 @@ class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
     # -- the person's login -------------------------------------------------------------------
 
     def keep_login(self, handler: Any) -> None:
-        """Remember the Hub token this person's request came with: their agents are checked with it."""
+        """Remember the Hub token of this person's browser session here: their agents are checked with
+        it. Only a browser's, which the Hub scoped to this server and expires: a token a script sent
+        in a header may be broader, and is not kept."""
         person = getattr(handler.current_user, "username", None)
+        if not person or self.hub_auth.get_token(handler, in_cookie=False):
+            return
         token = self.hub_auth.get_token(handler)
-        if not person or not token or self.logins.get(person) == token:
+        if not token or self.logins.get(person) == token:
             return
         self.logins[person] = token
         self._answers.pop(person, None)
@@ -106,10 +110,15 @@ class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
                 f"({err.log_message or err.status_code}); try again in a moment."
             ) from None
         if model is None:
+            known = person in self.logins
             self._end(handler, person)
             raise AccessEnded(
-                f"JupyterHub no longer knows the login {person} allowed this agent from (logged out, "
-                "or it expired), so this agent's access ended. Sign in again from this server's MCP URL."
+                f"JupyterHub no longer knows the login {person} allowed this agent from (logged out, or it "
+                "expired), so this agent's access ended. Sign in again from this server's MCP URL."
+                if known
+                else f"This server keeps no JupyterHub login of {person}'s to check this agent's rights "
+                "with, so its access ended. Sign in again from this server's MCP URL, or mint the token "
+                "in JupyterLab's MCP panel."
             )
         if not self.hub_auth.check_scopes(self.hub_auth.access_scopes, model):
             self._end(handler, person)

@@ -56,7 +56,7 @@ ROLES = [
         "groups": ["alice-writers"],
     },
 ]
-GROUPS = {name: {"users": ["erin", "frank"]} for name in ("alice-readers", "alice-writers")}
+GROUPS = {name: {"users": ["erin", "frank", "gina"]} for name in ("alice-readers", "alice-writers")}
 REFUSED_WITHIN = 60  # seconds: generous, for a loaded machine; the bound itself is one second
 
 
@@ -83,7 +83,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
 @pytest.fixture(scope="module")
 def alice(hub: Hub) -> str:
     """alice's server (its public URL), with a file for agents to read."""
-    for name in ("alice", "erin", "frank"):
+    for name in ("alice", "erin", "frank", "gina"):
         hub.add_user(name)
     home = hub.home("alice")
     home.mkdir(parents=True, exist_ok=True)
@@ -120,9 +120,11 @@ def allow(browser: httpx.Client, consent_url: str, policy: str = "full") -> str:
     return back.headers["location"]
 
 
-async def signed_in_agent(hub: Hub, url: str, person: str) -> tuple[Flow, dict[str, Any], dict[str, Any]]:
-    """An agent host signs in by hand (register, authorize, the person allows, exchange): its flow,
-    its client and its tokens."""
+async def signed_in_agent(
+    hub: Hub, url: str, person: str, browser: httpx.Client | None = None
+) -> tuple[Flow, dict[str, Any], dict[str, Any]]:
+    """An agent host signs in by hand (register, authorize, the person allows in ``browser``, logged in
+    to the Hub, or a new one), then exchanges the code: its flow, its client and its tokens."""
     agent = httpx.AsyncClient(follow_redirects=False, timeout=30)
     flow = Flow(url, agent)
     await flow.discover()
@@ -130,9 +132,12 @@ async def signed_in_agent(hub: Hub, url: str, person: str) -> tuple[Flow, dict[s
     verifier, challenge = pkce()
     started = await flow.authorize(client, challenge)
     assert started.status_code == 302, started.text
-    browser = await asyncio.to_thread(hub.browser, person, url)
-    with closing(browser):
-        back = await asyncio.to_thread(allow, browser, urljoin(url, started.headers["location"]))
+    mine = browser or await asyncio.to_thread(hub.browser, person, url)
+    try:
+        back = await asyncio.to_thread(allow, mine, urljoin(url, started.headers["location"]))
+    finally:
+        if browser is None:
+            mine.close()
     assert back.startswith(REDIRECT), back
     got = await flow.token(
         client,
@@ -199,6 +204,18 @@ async def test_a_right_taken_back_at_the_hub_is_taken_from_the_agent_and_the_res
         assert "agents read this" in str(await ok(mcp, "read_file", path="notes.txt"))
         assert "may not write contents" in await fails(mcp, "write_file", path="after.txt", content="x\n")
     assert not (hub.home("alice") / "after.txt").exists()
+
+
+async def test_the_agent_ends_with_the_hub_login_it_was_allowed_from(hub: Hub, alice: str):
+    """Logging out of the Hub ends the browser's login on the server, which the agent's rights hung on."""
+    share(hub, "gina", SHARED)
+    with closing(await asyncio.to_thread(hub.browser, "gina", alice)) as browser:
+        _flow, _client, tokens = await signed_in_agent(hub, alice, "gina", browser)
+        async with connect(alice, bearer(tokens)) as mcp:
+            await ok(mcp, "read_file", path="notes.txt")
+        assert (await asyncio.to_thread(browser.get, f"{hub.url}/hub/logout")).status_code == 200
+    said = await until_refused(alice, tokens, "read_file", path="notes.txt")
+    assert "JupyterHub no longer knows the login gina allowed this agent from" in said, said
 
 
 async def test_the_owners_agent_keeps_working_when_a_sharee_loses_the_share(hub: Hub, alice: str):
