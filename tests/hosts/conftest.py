@@ -3,7 +3,7 @@ and the person, logged in to the module's lab in a fresh Chromium."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ HOSTS = [ClaudeCode, Codex]
 
 
 @pytest.fixture(params=HOSTS, ids=[h.command for h in HOSTS])
-def host(request: pytest.FixtureRequest, tmp_path: Path) -> Host:
+def host(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Host]:
     installed()
     made: Host = request.param(tmp_path / "home")
     yield made

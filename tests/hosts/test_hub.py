@@ -1,5 +1,6 @@
 """Claude Code and Codex CLI given a user's server under JupyterHub (the loopback Hub of tests/hub/,
-configured as the README says): ``<hub>/user/alice/mcp`` alone. The person passes the Hub's own
+configured as the README says, with its discovery service for agent hosts): ``<hub>/user/alice/mcp``
+alone. The person passes the Hub's own
 login first, then allows the host on the consent page; the host is connected."""
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     proxy, why = find_proxy()
     if proxy is None:
         pytest.skip(why)
-    running = Hub(tmp_path_factory.mktemp("hub"), proxy)
+    running = Hub(tmp_path_factory.mktemp("hub"), proxy, discovery=True)  # the README's Hub recipe
     try:
         running.start()
         yield running
