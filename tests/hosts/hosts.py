@@ -71,6 +71,7 @@ class Host:
     home: Path
     command: ClassVar[str]
     title: ClassVar[str]
+    paste_prompt: ClassVar[str]  # what it says when it asks for the callback URL
     transcript: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -111,26 +112,24 @@ class Host:
         self.transcript.append(f"$ {self.command} {' '.join(args)} (in a pty)")
         return child
 
-    async def answer(
-        self, child: pexpect.spawn, person: Person, *, paste: bool, allow: bool = True
-    ) -> Consent:
-        """Read the URL the host printed, have the person answer it, hand the host its answer: its own
-        listener gets it, or (``paste``) the person's browser cannot reach it and it is pasted back."""
+    async def answer(self, child: pexpect.spawn, person: Person, *, paste: bool) -> Consent:
+        """Read the URL the host printed, have the person allow it, hand the host its answer: its own
+        listener gets it, or (``paste``) the person's browser cannot reach it and it is pasted back.
+        The host must then end well (signed in)."""
         try:
             if await child.expect([URL, pexpect.EOF], async_=True) == 1:
                 raise AssertionError(f"{self.title} printed no authorization URL: {child.before}")
-            url = child.match.group(0)
-            consent = await person.answer(url, allow=allow, reach_host=not paste)
+            consent = await person.answer(child.match.group(0), reach_host=not paste)
             if paste:
                 await child.expect(self.paste_prompt, async_=True)
                 child.sendline(consent.callback)
             await child.expect(pexpect.EOF, async_=True)
+            child.close()
+            assert child.exitstatus == 0, f"{self.title} did not sign in: {child.before}"
         finally:
             self.transcript.append(f"{child.before or ''}")
             child.close(force=True)
         return consent
-
-    paste_prompt: ClassVar[str]
 
     async def add(self, mcp_url: str) -> None:
         raise NotImplementedError

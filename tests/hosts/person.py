@@ -28,8 +28,8 @@ class Person:
     def __init__(self, page: Page) -> None:
         self.page = page
 
-    async def answer(self, url: str, *, allow: bool = True, reach_host: bool = True) -> Consent:
-        """Open ``url``, read the consent page, click Allow (or Deny). ``reach_host=False``: the person's
+    async def answer(self, url: str, *, reach_host: bool = True) -> Consent:
+        """Open ``url``, read the consent page, click Allow. ``reach_host=False``: the person's
         browser is on another machine than the host, so its callback never reaches the host's listener
         (the request is recorded and answered here instead), and the URL is what the person pastes."""
         page = self.page
@@ -56,7 +56,7 @@ class Person:
             known = page.locator("#name-status")
             status = await known.get_attribute("data-status") if await known.count() else None
             text = await page.locator("body").inner_text()
-            await page.locator("#allow" if allow else "#deny").click()
+            await page.locator("#allow").click()
             callback = await asyncio.wait_for(sent, TIMEOUT_MS / 1000)
             await page.wait_for_load_state()
         finally:
