@@ -182,7 +182,8 @@ class MCPExtensionApp(MCPSettings):
         self.serverapp.web_app.add_handlers(".*$", review_routes(self.serverapp.base_url, self.panel))
         api = url_path_join(self.serverapp.base_url, "api", "mcp")
         self.serverapp.web_app.add_handlers(".*$", agent_routes(api, self.panel, self.tokens))
-        if self.oauth:  # before the quiet 404s of the discovery paths it does not serve
+        # Without Jupyter's auth there is no person to ask, and no sign-in is needed: no OAuth then.
+        if self.oauth and self.serverapp.identity_provider.auth_enabled:  # before the quiet 404s below
             server = AgentAuthorizationServer(
                 self.tokens,
                 url_path_join(self.serverapp.base_url, "oauth", "consent"),

@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 import pytest
 
 
-async def _answer(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+async def answer(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+    """The status and headers of the next HTTP/1.1 response on ``reader`` (its body read past)."""
     head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
     headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:] if line)}
     await reader.readexactly(int(headers.get("content-length", "0")))
@@ -34,13 +35,13 @@ async def test_the_401_leaves_the_connection_open_for_the_discovery_it_points_to
         first = request_line.format(path=where.path)
         body = "{}" if first.startswith("POST") else ""
         writer.write(f"{first}\r\n{host}\r\n{body}".encode())
-        status, headers = await _answer(reader)
+        status, headers = await answer(reader)
         assert status == 401 and "resource_metadata" in headers["www-authenticate"]
         assert headers.get("connection", "").lower() != "close"
         writer.write(
             f"GET /.well-known/oauth-protected-resource{where.path}mcp HTTP/1.1\r\n{host}\r\n".encode()
         )
-        status, _ = await _answer(reader)  # on the same connection: it is still open
+        status, _ = await answer(reader)  # on the same connection: it is still open
         assert status == 200
     finally:
         writer.close()

@@ -166,9 +166,14 @@ class MCPHandler(APIHandler):
             try:
                 await super().prepare()
             except web.HTTPError as err:
-                if not (err.status_code == 403 and self.current_user is None and self.check_host()):
+                if not (err.status_code == 403 and self.check_host()):
                     raise
-                refusal = self._credentials_problem()
+                # No credentials, or a caller refused by XSRF or for its Origin: answered as below.
+                refusal = (
+                    self._credentials_problem()
+                    if self.current_user is None
+                    else err.log_message or "Forbidden"
+                )
             if refusal is None and self.current_user is None:
                 refusal = self._credentials_problem()
             if refusal is None and not self.accept_jupyter_token and self.token_authenticated:

@@ -4,9 +4,11 @@ another site, which a browser sends with its ``Origin``, still runs nothing ther
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -14,7 +16,8 @@ from playwright.async_api import Response
 from tornado import web
 
 from ..hub.harness import free_port
-from .hosts import ClaudeCode, Host
+from ..test_refusal_keeps_connection import answer
+from .hosts import SERVER, ClaudeCode, Codex, Host
 from .lab import Lab, lab_on
 from .person import person_in
 
@@ -51,19 +54,34 @@ async def test_claude_code_connects_to_a_lab_without_auth(lab: Lab, host: Host):
     assert await host.status() == "Connected"
 
 
-async def test_a_program_s_json_gets_in_and_a_page_s_origin_is_refused_saying_why(lab: Lab):
+@pytest.mark.parametrize("host", [Codex], indirect=True, ids=["codex"])
+async def test_codex_is_added_without_a_sign_in_nobody_needs(lab: Lab, host: Host):
+    """Codex starts a sign-in when the server publishes OAuth discovery; without auth there is no
+    person to ask, so none is published."""
+    out = await host.run("mcp", "add", SERVER, "--url", lab.mcp)
+    assert "Added" in out and "authorize" not in out.lower()
+    async with httpx.AsyncClient(timeout=30) as http:
+        found = await http.get(f"{lab.url}.well-known/oauth-protected-resource/mcp")
+        assert found.status_code == 404
+
+
+async def _post(url: str, **kwargs: object) -> httpx.Response:
+    """One request on a connection of its own: a refusal made before the body is read ends its
+    connection, and a pooled client could send the next request on it."""
     async with httpx.AsyncClient(timeout=30, headers=STREAMS) as http:
-        program = await http.post(lab.mcp, json=INITIALIZE)
-        assert program.status_code == 200, program.text
-        page = await http.post(lab.mcp, json=INITIALIZE, headers={"Origin": "http://elsewhere.example"})
-        assert page.status_code == 403
-        message = page.json()["error"]["message"]
-        assert "web page at http://elsewhere.example is refused" in message and "allow_origin" in message
-        # What a page may send without asking first (text/plain) is not a program's request.
-        plain = await http.post(
-            lab.mcp, content=json.dumps(INITIALIZE), headers={"Content-Type": "text/plain"}
-        )
-        assert plain.status_code == 403 and "_xsrf" in plain.text
+        return await http.post(url, **kwargs)
+
+
+async def test_a_program_s_json_gets_in_and_a_page_s_origin_is_refused_saying_why(lab: Lab):
+    program = await _post(lab.mcp, json=INITIALIZE)
+    assert program.status_code == 200, program.text
+    page = await _post(lab.mcp, json=INITIALIZE, headers={"Origin": "http://elsewhere.example"})
+    assert page.status_code == 403
+    message = page.json()["error"]["message"]
+    assert "web page at http://elsewhere.example is refused" in message and "allow_origin" in message
+    # What a page may send without asking first (text/plain) is not a program's request.
+    plain = await _post(lab.mcp, content=json.dumps(INITIALIZE), headers={"Content-Type": "text/plain"})
+    assert plain.status_code == 403 and "_xsrf" in plain.text
 
 
 # The other site's page: a no-cors fetch and a form, each a tool call dressed as text, posted to the lab.
@@ -119,3 +137,19 @@ async def test_a_page_on_another_site_runs_nothing_in_the_lab(lab: Lab, root: Pa
     async with lab.panel() as panel:
         assert (await panel.get("sessions")).json()["sessions"] == []  # not even a session was opened
     assert not list(root.glob("**/ran.txt"))
+
+
+async def test_a_refused_page_s_request_leaves_its_connection_open(lab: Lab):
+    """As for a request without credentials (tests/test_refusal_keeps_connection.py): answered once
+    its small body is read, the connection stays open for the next request."""
+    where = urlsplit(lab.url)
+    reader, writer = await asyncio.open_connection(where.hostname, where.port)
+    try:
+        body = json.dumps(INITIALIZE)
+        head = f"Host: {where.netloc}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        writer.write(f"POST /mcp HTTP/1.1\r\n{head}Origin: http://elsewhere.example\r\n\r\n{body}".encode())
+        assert (await answer(reader))[0] == 403
+        writer.write(f"GET /api/status HTTP/1.1\r\nHost: {where.netloc}\r\n\r\n".encode())
+        assert (await answer(reader))[0] == 200  # on the same connection
+    finally:
+        writer.close()
