@@ -73,7 +73,8 @@ class MCPHandler(APIHandler):
     """Streamable HTTP endpoint. Every method needs a Jupyter identity: no login redirect, a 403.
 
     Jupyter's own checks run first, on the headers alone: the Host check (DNS rebinding), the Origin
-    check, and XSRF for cookie-authenticated POSTs (a token is exempt, as in all of Jupyter). The body
+    check, and XSRF for cookie-authenticated POSTs (a token is exempt, as in all of Jupyter; without
+    auth, so is a program's JSON POST without an ``Origin``, see ``_from_a_program``). The body
     is read only after that, and only up to ``max_body_bytes``: a refused request is answered before
     its body is read, and no body is held whole in memory unless it may be served.
     """
