@@ -187,7 +187,8 @@ class Runtime:
         found += panel_routes(base, self.panel)
         found += review_routes(base, self.panel)
         found += agent_routes(url_path_join(base, "api", "mcp"), self.panel, self.tokens)
-        if app.oauth:  # before the quiet 404s of the discovery paths it does not serve
+        # Without Jupyter's auth there is no person to ask, and no sign-in is needed: no OAuth then.
+        if app.oauth and serverapp.identity_provider.auth_enabled:  # before the quiet 404s below
             server = AgentAuthorizationServer(
                 self.tokens,
                 url_path_join(base, "oauth", "consent"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -21,14 +21,20 @@ class PortTaken(Exception):
 
 @contextmanager
 def server_process(
-    arguments: list[str], *, env: dict[str, str], cwd: Path, log_path: Path, stop_wait: float = 10
+    arguments: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    log_path: Path,
+    stop_wait: float = 10,
+    launcher: Sequence[str] = LAUNCHER,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """``python -m jupyter_server <arguments>`` (through ``tests.server_main``, which defers a grammar
     jsonschema compiles at import to its first use), once it has logged its MCP endpoint line (in 90 s at
     most); stopped with SIGTERM at the end (the server stops its extensions), killed after ``stop_wait``."""
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [*LAUNCHER, *arguments],
+            [*launcher, *arguments],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -58,6 +64,7 @@ def server_on_a_free_port(
     cwd: Path,
     log_path: Callable[[int], Path],
     stop_wait: float = 10,
+    launcher: Sequence[str] = LAUNCHER,
 ) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """``server_process`` with ``arguments(port)`` on a port free when chosen; chosen again (up to
     ``PORT_TRIES`` times) if another process takes it before the server listens (with four test
@@ -70,7 +77,12 @@ def server_on_a_free_port(
             try:
                 process = stack.enter_context(
                     server_process(
-                        arguments(port), env=env, cwd=cwd, log_path=log_path(port), stop_wait=stop_wait
+                        arguments(port),
+                        env=env,
+                        cwd=cwd,
+                        log_path=log_path(port),
+                        stop_wait=stop_wait,
+                        launcher=launcher,
                     )
                 )
             except PortTaken:

@@ -270,6 +270,19 @@ class Consent(JupyterHandler):
         return getattr(self.current_user, "username", "") or "anonymous"
 
 
+class MCPIssuerMetadata(AuthorizationServerMetadata):
+    """The same server's metadata (its endpoints under ``<base_url>oauth``) for a client that took
+    the MCP URL for the issuer, having found no resource metadata: RFC 8414 wants the issuer named
+    as the one the client derived the document's URL from."""
+
+    def finish(self, chunk: Any = None) -> Any:
+        if isinstance(chunk, str) and self.get_status() == 200:
+            data = json.loads(chunk)
+            data["issuer"] = origin(self) + url_path_join(self.base_url, "mcp")
+            chunk = json.dumps(data)
+        return super().finish(chunk)
+
+
 def routes(
     base_url: str, server: AgentAuthorizationServer
 ) -> list[tuple[str, type[web.RequestHandler], dict[str, Any]]]:
@@ -287,6 +300,10 @@ def routes(
         (oauth + "/register", Register),
         (oauth + "/revoke", Revoke),
         (oauth + "/jwks", Keys),
+        # Discovery from the MCP URL itself, inside the prefix (what a Hub's proxy sends here).
+        (mcp + r"/\.well-known/oauth-protected-resource", ProtectedResource),
+        (mcp + as_meta, MCPIssuerMetadata),
+        (as_meta + mcp, MCPIssuerMetadata),
     ]
     found: list[tuple[str, type[web.RequestHandler], dict[str, Any]]] = [
         (p, h, {"server": server}) for p, h in table

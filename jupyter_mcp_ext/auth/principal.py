@@ -2,6 +2,8 @@
 
 Jupyter's identity provider knows people (its token, a login cookie, the Hub's OAuth); it never sees
 an agent token, so every Jupyter route refuses one. Only the MCP handler asks here first.
+
+Under JupyterHub an agent's rights also follow the Hub after it was allowed (``hub_rights``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.auth import User
 from jupyter_server.auth.authorizer import Authorizer
 
+from .hub_rights import HubAgentRights
 from .tokens import PREFIX, Credential, TokenStore
 
 _BEARER = re.compile(r"bearer\s+(\S+)\s*$", re.IGNORECASE)
@@ -56,7 +59,14 @@ def credential_of(handler: Any) -> Credential | None:
 
 
 async def permissions_of(handler: Any, pairs: frozenset[tuple[str, str]]) -> list[str]:
-    """What Jupyter's authorizer lets the person of ``handler`` do, of the (resource, action) pairs."""
+    """What Jupyter's authorizer lets the person of ``handler`` do, of the (resource, action) pairs.
+
+    Called as the person allows or mints an agent: under JupyterHub their Hub login on this server is
+    kept then, to re-check the agent's rights with the Hub later.
+    """
+    rights = HubAgentRights.of(handler)
+    if rights is not None:
+        rights.keep_login(handler)
     allowed = []
     for resource, action in sorted(pairs):
         if await ensure_async(
@@ -67,8 +77,18 @@ async def permissions_of(handler: Any, pairs: frozenset[tuple[str, str]]) -> lis
 
 
 class CredentialAuthorizer(Authorizer):  # type: ignore[misc]
-    """An agent may do what its person could when they let it in (their policy applies on top)."""
+    """An agent may do what its person could when they let it in (their policy applies on top) and,
+    under JupyterHub, what the Hub lets the person do now.
 
-    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        permissions = getattr(getattr(user, "credential", None), "permissions", None)
-        return permissions is None or f"{resource}:{action}" in permissions
+    Credentials without recorded permissions (minted on the command line) are not re-checked.
+    """
+
+    async def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        credential = getattr(user, "credential", None)
+        permissions = getattr(credential, "permissions", None)
+        if permissions is None:
+            return True
+        if f"{resource}:{action}" not in permissions:
+            return False
+        rights = HubAgentRights.of(handler)
+        return rights is None or await rights.allows(handler, credential, action, resource)

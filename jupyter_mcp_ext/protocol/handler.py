@@ -73,7 +73,8 @@ class MCPHandler(APIHandler):
     """Streamable HTTP endpoint. Every method needs a Jupyter identity: no login redirect, a 403.
 
     Jupyter's own checks run first, on the headers alone: the Host check (DNS rebinding), the Origin
-    check, and XSRF for cookie-authenticated POSTs (a token is exempt, as in all of Jupyter). The body
+    check, and XSRF for cookie-authenticated POSTs (a token is exempt, as in all of Jupyter; without
+    auth, so is a program's JSON POST without an ``Origin``, see ``_from_a_program``). The body
     is read only after that, and only up to ``max_body_bytes``: a refused request is answered before
     its body is read, and no body is held whole in memory unless it may be served.
     """
@@ -126,14 +127,36 @@ class MCPHandler(APIHandler):
     def check_xsrf_cookie(self) -> None:
         if agent_token(self.request.headers) is not None:
             return  # a bearer token is not a cookie: nothing for a cross-site page to ride on
+        if not hasattr(self, "_jupyter_current_user"):
+            return  # asked before prepare() identified the caller: checked again then, as Jupyter does
+        if not self.identity_provider.auth_enabled and self._from_a_program():
+            return
         # A request nobody authenticated is refused for its missing token (below), not for XSRF:
         # XSRF protects what a cookie authenticated, and such a request still gets the check.
-        try:
-            user = self.current_user
-        except RuntimeError:  # asked before prepare() identified the caller: Jupyter checks again then
-            user = True
-        if user is not None:
+        if self.current_user is not None:
             super().check_xsrf_cookie()
+
+    def _from_a_program(self) -> bool:
+        """On a server without auth, whether a request comes from a program, not a web page.
+
+        Without auth there is no cookie, so XSRF's form token is all that keeps a page on another site
+        from running code here; an agent host cannot have that token. A program's JSON POST carries no
+        ``Origin``, while a browser sends one on every cross-site POST, and a page can only send JSON
+        cross-site after a CORS preflight Jupyter refuses. A foreign ``Origin`` is refused outright (the
+        MCP transport's defence against DNS rebinding); the page's own origin keeps the XSRF check.
+        """
+        origin = self.request.headers.get("Origin")
+        if origin is not None:
+            if not self.check_origin():
+                raise web.HTTPError(
+                    403,
+                    f"A request to this MCP endpoint from the web page at {origin} is refused: only "
+                    "programs (agent hosts) and this server's own pages may call it. To let that site "
+                    "in, set ServerApp.allow_origin.",
+                )
+            return False
+        media_type = self.request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        return self.request.method != "POST" or media_type == "application/json"
 
     async def prepare(self) -> None:  # type: ignore[override]
         refusal = None
@@ -144,14 +167,21 @@ class MCPHandler(APIHandler):
             try:
                 await super().prepare()
             except web.HTTPError as err:
-                if not (err.status_code == 403 and self.current_user is None and self.check_host()):
+                if not (err.status_code == 403 and self.check_host()):
                     raise
-                refusal = self._credentials_problem()
+                # No credentials, or a caller refused by XSRF or for its Origin: answered as below.
+                refusal = (
+                    self._credentials_problem()
+                    if self.current_user is None
+                    else err.log_message or "Forbidden"
+                )
             if refusal is None and self.current_user is None:
                 refusal = self._credentials_problem()
             if refusal is None and not self.accept_jupyter_token and self.token_authenticated:
                 refusal = PERSON_TOKEN_REFUSED
         declared = self.request.headers.get("Content-Length", "")
+        if not declared and "Transfer-Encoding" not in self.request.headers:
+            declared = "0"  # no body (a GET): answered after its end, or Tornado drops the connection
         if refusal is not None:
             if declared.isdigit() and int(declared) <= DRAINED_BODY_BYTES:
                 # A small body is read and dropped before the 403: a proxy in front (JupyterHub's)

@@ -24,6 +24,8 @@ from typing import Any
 
 import httpx
 
+from jupyter_mcp_ext.auth.hub_discovery import hub_config
+
 from ..server_main import PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,11 +80,30 @@ def find_proxy() -> tuple[str | None, str]:
 
 
 class Hub:
-    """A running JupyterHub: ``url`` is the public proxy address; ``api(...)`` calls its REST API."""
+    """A running JupyterHub: ``url`` is the public proxy address; ``api(...)`` calls its REST API.
 
-    def __init__(self, workdir: Path, proxy: str) -> None:
+    ``discovery``: the README's Hub recipe for agent hosts' sign-in, the service that answers OAuth
+    discovery at the host root (``jupyter_mcp_ext.auth.hub_discovery``) and its proxy route.
+    ``agent_recheck_seconds``: how long a server trusts the Hub's answer about an agent's person
+    (``HubAgentRights.recheck_seconds``); None leaves the default. ``roles`` and ``groups``: more
+    of the Hub's roles and groups (``load_roles``, ``load_groups``), for a test's collaborators.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        proxy: str,
+        *,
+        discovery: bool = False,
+        agent_recheck_seconds: float | None = None,
+        roles: Sequence[dict[str, Any]] = (),
+        groups: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         self.workdir = workdir
         self.proxy = proxy
+        self.discovery = discovery
+        self.agent_recheck_seconds = agent_recheck_seconds
+        self.roles, self.groups = list(roles), groups or {}
         self.admin_token = secrets.token_hex(16)
         self.log_path = workdir / "hub.log"
         self._choose_ports()
@@ -117,6 +138,8 @@ class Hub:
         args = [f"--ServerApp.authorizer_class={AUTHORIZER}", f"--config={server_config}"]
         if os.geteuid() == 0:
             args.append("--allow-root")
+        if self.agent_recheck_seconds is not None:
+            args.append(f"--HubAgentRights.recheck_seconds={self.agent_recheck_seconds}")
         config = {
             "JupyterHub.ip": "127.0.0.1",
             "JupyterHub.port": self.port,
@@ -132,12 +155,14 @@ class Hub:
                 USER_ROLE,
                 {
                     "name": "tests",
-                    "scopes": ["admin:users", "admin:servers", "tokens"],
+                    "scopes": ["admin:users", "admin:servers", "tokens", "groups"],
                     "services": ["tests"],
                 },
                 # A collaborator by role (not by share): the Hub passes roles, not shares, to browser sessions.
                 {"name": "alice-collaborators", "scopes": COLLABORATOR_SCOPES, "users": ["dave"]},
+                *self.roles,
             ],
+            "JupyterHub.load_groups": self.groups,
             "Authenticator.allow_all": True,
             "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_port()}",
             "ConfigurableHTTPProxy.command": [proxy],
@@ -158,6 +183,12 @@ class Hub:
             "Spawner.http_timeout": 120,
             "SimpleLocalProcessSpawner.home_dir_template": str(self.workdir / "home" / "{username}"),
         }
+        if self.discovery:
+            recipe = hub_config(free_port())
+            for service in recipe["JupyterHub.services"]:
+                service["environment"] = {"PYTHONPATH": str(ROOT)}
+            config["JupyterHub.services"] += recipe["JupyterHub.services"]
+            config["Proxy.extra_routes"] = recipe["Proxy.extra_routes"]
         lines = ["c = get_config()  # noqa"]
         for key, value in config.items():
             lines.append(f"c.{key} = {value!r}")
