@@ -270,6 +270,9 @@ async def test_every_discovery_path_claude_code_asks_answers_json_for_the_users_
         for path in ("oauth-protected-resource", "oauth-authorization-server", "openid-configuration"):
             got = await http.get(f"{root}/.well-known/{path}")
             assert got.status_code == 404 and got.json()["error"] == "not_found", (path, got.text[:300])
+        # The service's own page, where the Hub routes it, says what it answers.
+        about = await http.get(f"{root}/services/mcp-discovery/")
+        assert about.status_code == 200 and about.json()["service"] == "mcp-discovery", about.text[:300]
         # The registration endpoint the documents name works (not the Hub's /register at the root).
         registered = await http.post(
             str(meta.registration_endpoint),
