@@ -105,6 +105,12 @@ def test_the_discovery_service_sends_nowhere_but_into_a_users_server(hub: Hub, a
     assert got.status_code == 404 and "location" not in got.headers, got.headers
 
 
+def test_the_rest_of_well_known_stays_the_hubs(hub: Hub, alice: str):
+    """Only the three OAuth documents are routed to the service (an ACME challenge, say, is not)."""
+    got = httpx.get(f"{origin(alice)}/.well-known/acme-challenge/x", follow_redirects=False, timeout=30)
+    assert got.status_code == 302 and got.headers["location"].startswith("/hub/"), got.headers
+
+
 class _NoResourceMetadata(httpx2.AsyncBaseTransport):
     """A host that never reads the 401's ``resource_metadata`` (as Claude Code's ``mcp login``): it
     must find the sign-in from the URL alone, at the host root first."""
