@@ -32,9 +32,8 @@ from traitlets.config import LoggingConfigurable
 from ..errors import ToolError
 
 SETTINGS_KEY = "jupyter_mcp_ext.hub_rights"
-Source = Literal[
-    "login", "server", "none"
-]  # what the Hub was asked with: the person's login, the server's token
+# What the Hub was asked with: the person's browser login, the server's own token, or nothing.
+Source = Literal["login", "server", "none"]
 
 
 class AccessEnded(ToolError):
