@@ -10,7 +10,7 @@ given those paths by a proxy route, sends each one to the same document inside t
 where the server itself answers (``auth/handlers.py``), so the document's ``resource`` or ``issuer``
 is the URL the client started from. It holds no state and calls no Hub API. Enable it in
 ``jupyterhub_config.py`` with ``hub_config(port)``'s two settings (a managed service and the proxy
-route); it runs as ``python -m jupyter_mcp_ext.auth.hub_discovery``.
+routes); it runs as ``python -m jupyter_mcp_ext.auth.hub_discovery``.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ def hub_config(port: int, ip: str = "127.0.0.1", python: str = sys.executable) -
                 "display": False,
             }
         ],
-        "Proxy.extra_routes": {"/.well-known/": url},
+        # These three only: the rest of /.well-known/ (an ACME challenge, say) stays where it went.
+        "Proxy.extra_routes": {f"/.well-known/{kind}/": url for kind in KINDS},
     }
 
 

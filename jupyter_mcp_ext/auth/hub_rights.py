@@ -4,25 +4,26 @@ A credential keeps the permissions its person had when they allowed it; the Hub 
 later (a share removed, a role changed). So each agent request is also judged by the server's own
 authorizer against the person's Hub model as the Hub gives it now: the single-user server asks the
 Hub (``HubAuth.user_for_token``) with the person's Hub login on this server, the token their browser
-held when they allowed an agent or minted one here. The answer is kept ``recheck_seconds`` (the
+held when they last allowed an agent or minted one here. The answer is kept ``recheck_seconds`` (the
 bound on how long a removed right can outlive its removal), one question per person at a time.
 
-When the Hub says the person may no longer use this server at all, or no longer knows that login
-(logged out, expired), every credential the person allowed here through the Hub is revoked: its
-host is told to sign in again, and refreshing it gets nothing. Off a Hub nothing here runs.
+Those logins are kept in memory only: a Hub token on disk would outlive the server and could be read
+by whoever reads the person's files. Without one (the server restarted, the person logged out of the
+Hub) the server's owner is checked with the server's own Hub token (may the owner still reach their
+server; their agents keep the rights chosen at sign-in), and anyone else's agents end.
+
+When an agent's person may no longer use this server, every credential they allowed here through the
+Hub is revoked: its host is told to sign in again, and refreshing it gets nothing. Off a Hub nothing
+here runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import os
 import time
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from jupyter_core.paths import jupyter_data_dir
 from jupyter_core.utils import ensure_async
 from tornado.web import HTTPError
 from traitlets import Float
@@ -31,6 +32,8 @@ from traitlets.config import LoggingConfigurable
 from ..errors import ToolError
 
 SETTINGS_KEY = "jupyter_mcp_ext.hub_rights"
+# What the Hub was asked with: the person's browser login, the server's own token, or nothing.
+Source = Literal["login", "server", "none"]
 
 
 class AccessEnded(ToolError):
@@ -48,14 +51,14 @@ class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
         "within this time.",
     )
 
-    def __init__(self, hub_auth: Any, authorizer: Any, path: Path, **kwargs: Any):
+    def __init__(self, hub_auth: Any, authorizer: Any, owner: str, **kwargs: Any):
         super().__init__(**kwargs)
         self.hub_auth = hub_auth
         self.authorizer = authorizer  # the server's own (the Hub's scopes, ScopedHubAuthorizer's)
-        self.path = path
-        self.logins: dict[str, str] = self._load()  # person -> their latest Hub token on this server
-        self._answers: dict[str, tuple[float, dict[str, Any] | None]] = {}
-        self._asking: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
+        self.owner = owner
+        self.logins: dict[str, str] = {}  # person -> their latest browser's Hub token on this server
+        self._answers: dict[str, tuple[float, Source, dict[str, Any] | None]] = {}
+        self._asking: dict[str, asyncio.Future[tuple[Source, dict[str, Any] | None]]] = {}
 
     @classmethod
     def of(cls, handler: Any) -> HubAgentRights | None:
@@ -63,19 +66,16 @@ class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
         settings = handler.settings
         if SETTINGS_KEY not in settings:
             hub_auth = getattr(settings.get("identity_provider"), "hub_auth", None)
-            found = None
-            if hub_auth is not None:
-                client = getattr(hub_auth, "oauth_client_id", "") or os.environ.get(
-                    "JUPYTERHUB_CLIENT_ID", ""
-                )
-                name = f"hub-logins-{hashlib.sha256(client.encode()).hexdigest()[:12]}.json"
-                found = cls(
+            settings[SETTINGS_KEY] = (
+                None
+                if hub_auth is None
+                else cls(
                     hub_auth,
                     settings["authorizer"],
-                    Path(jupyter_data_dir()) / "jupyter_mcp_ext" / name,
+                    os.environ.get("JUPYTERHUB_USER", ""),
                     parent=settings.get("serverapp"),
                 )
-            settings[SETTINGS_KEY] = found
+            )
         return settings[SETTINGS_KEY]
 
     # -- the person's login -------------------------------------------------------------------
@@ -88,11 +88,9 @@ class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
         if not person or self.hub_auth.get_token(handler, in_cookie=False):
             return
         token = self.hub_auth.get_token(handler)
-        if not token or self.logins.get(person) == token:
-            return
-        self.logins[person] = token
-        self._answers.pop(person, None)
-        self._save()
+        if token and self.logins.get(person) != token:
+            self.logins[person] = token
+            self._answers.pop(person, None)
 
     # -- judging an agent's request -------------------------------------------------------------
 
@@ -103,22 +101,18 @@ class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
 
         person = credential.user
         try:
-            model = await self._model(person)
+            source, model = await self._model(person)
         except HTTPError as err:
             raise ToolError(
                 f"This server could not confirm with JupyterHub what {person} may do here "
                 f"({err.log_message or err.status_code}); try again in a moment."
             ) from None
         if model is None:
-            known = person in self.logins
             self._end(handler, person)
             raise AccessEnded(
-                f"JupyterHub no longer knows the login {person} allowed this agent from (logged out, or it "
-                "expired), so this agent's access ended. Sign in again from this server's MCP URL."
-                if known
-                else f"This server keeps no JupyterHub login of {person}'s to check this agent's rights "
-                "with, so its access ended. Sign in again from this server's MCP URL, or mint the token "
-                "in JupyterLab's MCP panel."
+                f"JupyterHub no longer vouches for the login {person} allowed this agent from (they "
+                "logged out, it expired, or this server restarted since), so this agent's access ended. "
+                "Sign in again from this server's MCP URL."
             )
         if not self.hub_auth.check_scopes(self.hub_auth.access_scopes, model):
             self._end(handler, person)
@@ -126,68 +120,50 @@ class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
                 f"JupyterHub no longer lets {person} use this server (a share or role was removed), so "
                 "this agent's access ended. Once the server is shared again, sign in again."
             )
+        if source == "server":  # the owner, by the server's own token: it carries no custom scopes
+            return True
         user = JupyterHubUser(model)
         return bool(await ensure_async(self.authorizer.is_authorized(handler, user, action, resource)))
 
-    async def _model(self, person: str) -> dict[str, Any] | None:
-        """The person's Hub model (its scopes) no older than ``recheck_seconds``; None if the Hub says
-        the login is not (or no longer) theirs. Raises HTTPError if the Hub could not be asked."""
+    async def _model(self, person: str) -> tuple[Source, dict[str, Any] | None]:
+        """What the Hub says of the person, no older than ``recheck_seconds``, and how it was asked.
+        Raises HTTPError if the Hub could not be asked."""
         answered = self._answers.get(person)
         if answered is not None and time.monotonic() - answered[0] < self.recheck_seconds:
-            return answered[1]
+            return answered[1], answered[2]
         asking = self._asking.get(person)
         if asking is None:
             asking = self._asking[person] = asyncio.ensure_future(self._ask(person))
             asking.add_done_callback(lambda _: self._asking.pop(person, None))
         return await asyncio.shield(asking)
 
-    async def _ask(self, person: str) -> dict[str, Any] | None:
-        token = self.logins.get(person)
+    async def _ask(self, person: str) -> tuple[Source, dict[str, Any] | None]:
+        source: Source = "none"
         model = None
+        token = self.logins.get(person)
         if token is not None:
-            model = await self.hub_auth.user_for_token(token, use_cache=False, sync=False)
-        if model is not None and model.get("name") != person:
-            model = None
-        self._answers[person] = (time.monotonic(), model)
-        return model
+            source, model = "login", await self._user_for(token, person)
+            if model is None:  # logged out or expired: not worth asking about again
+                self.logins.pop(person, None)
+        if model is None and person == self.owner and self.hub_auth.api_token:
+            source, model = "server", await self._user_for(self.hub_auth.api_token, person)
+        self._answers[person] = (time.monotonic(), source, model)
+        return source, model
+
+    async def _user_for(self, token: str, person: str) -> dict[str, Any] | None:
+        model = await self.hub_auth.user_for_token(token, use_cache=False, sync=False)
+        return model if model is not None and model.get("name") == person else None
 
     def _end(self, handler: Any, person: str) -> None:
-        """Revoke every credential ``person`` allowed here through the Hub; forget the login."""
+        """Revoke every credential ``person`` allowed here through the Hub; forget their login."""
         store = getattr(handler, "tokens", None)
         ended = (
             [c.id for c in store.mine() if c.user == person and c.permissions is not None] if store else []
         )
         for credential_id in ended:
             store.revoke(credential_id)
-        if self.logins.pop(person, None) is not None:
-            self._save()
+        self.logins.pop(person, None)
         self._answers.pop(person, None)
         self.log.warning(
             "JupyterHub ended %s's rights on this server: %d agent(s) revoked", person, len(ended)
         )
-
-    # -- keeping -------------------------------------------------------------------------------
-
-    def _load(self) -> dict[str, str]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as err:
-            self.log.error(
-                "Ignoring unreadable %s (%s): agents' people must sign them in again", self.path, err
-            )
-            return {}
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-    def _save(self) -> None:
-        """Atomically, readable by the owner alone (the server's owner can read any request anyway)."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.logins, f)
-            os.replace(tmp, self.path)
-        except OSError as err:
-            self.log.error("Could not keep the Hub logins of agents' people in %s (%s)", self.path, err)

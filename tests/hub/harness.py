@@ -87,6 +87,8 @@ class Hub:
     ``agent_recheck_seconds``: how long a server trusts the Hub's answer about an agent's person
     (``HubAgentRights.recheck_seconds``); None leaves the default. ``roles`` and ``groups``: more
     of the Hub's roles and groups (``load_roles``, ``load_groups``), for a test's collaborators.
+    ``server_args``: more command-line options for every single-user server (e.g.
+    ``--MCPExtensionApp.access_token_lifetime=5``).
     """
 
     def __init__(
@@ -98,12 +100,14 @@ class Hub:
         agent_recheck_seconds: float | None = None,
         roles: Sequence[dict[str, Any]] = (),
         groups: dict[str, dict[str, Any]] | None = None,
+        server_args: Sequence[str] = (),
     ) -> None:
         self.workdir = workdir
         self.proxy = proxy
         self.discovery = discovery
         self.agent_recheck_seconds = agent_recheck_seconds
         self.roles, self.groups = list(roles), groups or {}
+        self.server_args = list(server_args)
         self.admin_token = secrets.token_hex(16)
         self.log_path = workdir / "hub.log"
         self._choose_ports()
@@ -140,6 +144,7 @@ class Hub:
             args.append("--allow-root")
         if self.agent_recheck_seconds is not None:
             args.append(f"--HubAgentRights.recheck_seconds={self.agent_recheck_seconds}")
+        args += self.server_args
         config = {
             "JupyterHub.ip": "127.0.0.1",
             "JupyterHub.port": self.port,
