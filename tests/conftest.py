@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.util
+import os
 import shutil
 import socket
 import tempfile
@@ -33,6 +34,7 @@ from traitlets.config import Config
 from .mcp_client import connect
 from .panel import PanelAPI
 from .reliability.figures import FIGURES, LINES
+from .shots import copy_for_docs
 from .yclient import YPeer
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -368,6 +370,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     output = getattr(session.config, "workeroutput", None)  # set in an xdist worker only
     if output is not None:
         output["reliability figures"] = (dict(FIGURES), list(LINES))
+    if os.environ.get("MCP_DOCS_SHOTS") == "1":  # the docs' pictures from this run's screenshots
+        for picture in copy_for_docs():
+            print("docs picture:", picture)
 
 
 @pytest.hookimpl(optionalhook=True)

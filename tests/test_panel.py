@@ -348,7 +348,7 @@ async def test_stop_is_a_palette_command(server_url, jp_auth_header, token, make
 async def test_a_cell_an_agent_works_in_shows_its_name_and_colour(
     server_url, jp_auth_header, token, make_notebook, tmp_path
 ):
-    """The mark reads the notebook's awareness as API-CONTRACT.md fixes an agent's state; here a
+    """The mark reads the notebook's awareness as docs/api.md fixes an agent's state; here a
     second Yjs client in the room publishes it, as the server's presence does for each agent."""
     path = make_notebook("marks.ipynb", cells=["a = 1", "b = 2"])
     agent_user = {

@@ -1,4 +1,4 @@
-"""The REST API of the MCP panel under ``<base_url>/api/mcp/`` (see API-CONTRACT.md).
+"""The REST API of the MCP panel under ``<base_url>/api/mcp/`` (docs/api.md is the contract).
 
 Thin Jupyter ``APIHandler``s: Jupyter authenticates (token or cookie, XSRF for cookies) and its
 authorizer decides, by resource: ``contents`` to review and steer agents, ``kernels`` to stop them
