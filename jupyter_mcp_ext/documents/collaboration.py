@@ -15,7 +15,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from jupyter_server_ydoc.stores import SQLiteYStore
+# The stock update store, which ``ystore.py`` extends: that subclass uses pycrdt-store's private
+# members (``_db``, ``_compress``, ``_update_counter``, ``_task_group``), checked by the adapter's tests.
+from jupyter_server_ydoc.stores import SQLiteYStore as SQLiteYStore
 from jupyter_server_ydoc.utils import OutOfBandChanges
 
 if TYPE_CHECKING:
@@ -26,8 +28,6 @@ if TYPE_CHECKING:
     from jupyter_ydoc.ybasedoc import YBaseDoc
     from pycrdt import Awareness
     from pycrdt.websocket import YRoom
-
-__all__ = ["OutOfBandChanges", "SQLiteYStore"]  # re-exported: the store class ``ystore.py`` extends
 
 EXTENSION = "jupyter_server_ydoc"  # the extension's name: its key in the server's settings
 SESSION_EVENTS = "https://schema.jupyter.org/jupyter_collaboration/session/v1"  # its room events
@@ -164,7 +164,7 @@ def unopened_store(room: YRoom) -> str | None:
     """
     store = getattr(room, "ystore", None)
     opened = getattr(store, "db_initialized", None)  # SQLite stores only
-    if opened is None or opened.is_set():
+    if store is None or opened is None or opened.is_set():
         return None
     return str(store.db_path)
 

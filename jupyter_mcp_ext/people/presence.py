@@ -255,7 +255,7 @@ class Presence:
         ``doc`` in, when it has it (else looked up: a query of the file-id database)."""
         room_id = room_id or self._room_id(api)
         room = self._room(room_id) if room_id is not None else None
-        if not collaboration.anyone_in(room):
+        if room is None or not collaboration.anyone_in(room):
             self._last_cells.pop(room_id or "", None)
             return []
         found: dict[str, dict[str, Any]] = {}
