@@ -146,9 +146,8 @@ class DocumentService:
     async def _ready_document(self, api: str, room_id: str, existed: bool) -> Any:
         """The room's live document once the room is ready (its content loaded), within the timeout."""
         room = collaboration.room(self._settings, room_id)
-        if (
-            existed and room is not None and collaboration.ready(room)
-        ):  # every call's path: no task of its own
+        # Every call's path: no task of its own.
+        if existed and room is not None and collaboration.ready(room):
             try:
                 async with asyncio.timeout(self.ready_timeout):
                     return await collaboration.document(self._settings, room_id)
