@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import re
 import sqlite3
 from collections.abc import Callable
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -269,4 +271,23 @@ async def test_the_session_events_are_registered(jp_serverapp):
     schemas = jp_serverapp.event_logger.schemas
     check(
         collaboration.SESSION_EVENTS in schemas.schema_ids, f"the event schema {collaboration.SESSION_EVENTS}"
+    )
+
+
+def test_no_other_module_reaches_into_collaboration():
+    """The adapter stays the one door: a new reach elsewhere would escape the checks above."""
+    reaches = re.compile(
+        r"ywebsocket_server|file_loaders|delete_room|_saving_document|_update_lock|ready_event"
+        r"|(get\(|\[)[\"']jupyter_server_ydoc[\"']|(from|import) jupyter_server_ydoc|pycrdt\.websocket"
+    )
+    adapter = Path(collaboration.__file__)
+    found = [
+        f"{file.relative_to(adapter.parents[2])}:{n}: {line.strip()}"
+        for file in sorted(adapter.parents[1].rglob("*.py"))
+        if file != adapter
+        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1)
+        if reaches.search(line)
+    ]
+    assert not found, "collaboration's internals reached outside documents/collaboration.py:\n" + "\n".join(
+        found
     )
