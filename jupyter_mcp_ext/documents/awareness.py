@@ -10,12 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 
-def anyone_in_a_room(server: Any) -> bool:
-    """Whether any collaboration room of ``server`` (the ywebsocket server, or None) has a client."""
-    rooms = getattr(server, "rooms", None) or {}
-    return any(getattr(room, "clients", None) for room in list(rooms.values()))
-
-
 def is_agent(state: Any) -> bool:
     user = state.get("user") if isinstance(state, dict) else None
     return bool(isinstance(user, dict) and user.get("bot")) or (isinstance(state, dict) and "mcp" in state)

@@ -20,11 +20,10 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from jupyter_ydoc import YNotebook
 
+from . import collaboration
 from .cells import mark_dirty
 
 log = logging.getLogger(__name__)
-
-COLLABORATION_EVENTS = "https://schema.jupyter.org/jupyter_collaboration/session/v1"
 
 
 def _is_filler(cell: dict[str, Any]) -> bool:
@@ -88,17 +87,16 @@ class BlankNotebooks:
     def listen(self, event_logger: Any) -> None:
         # Registered whether or not collaboration has loaded yet (extensions load in name order).
         if event_logger is not None:
-            event_logger.add_listener(schema_id=COLLABORATION_EVENTS, listener=self._on_event)
+            event_logger.add_listener(schema_id=collaboration.SESSION_EVENTS, listener=self._on_event)
 
     async def _on_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         room, path = data.get("room", ""), data.get("path")
         if data.get("action") != "initialize" or not room.startswith("json:notebook:") or not path:
             return
-        ext = self._settings.get("jupyter_server_ydoc")
-        if ext is None:
+        if not collaboration.enabled(self._settings):
             return
         try:
-            doc = await ext.get_document(room_id=room, copy=False)
+            doc = await collaboration.document(self._settings, room)
             if isinstance(doc, YNotebook) and doc not in self._seen:
                 self._seen.add(doc)
                 await drop_filler(doc, path, self._contents)

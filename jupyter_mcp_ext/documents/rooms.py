@@ -22,6 +22,7 @@ from tornado.web import HTTPError
 
 from ..errors import ToolError
 from ..gate import unpaused
+from . import collaboration
 from .blank import drop_filler
 from .cells import mark_dirty
 from .content import read_in_one_pass
@@ -55,15 +56,12 @@ class DocumentService:
         self._held: dict[str, int] = {}  # room id -> calls in flight holding its document
         self._evictor: asyncio.Task[None] | None = None
 
-    @property
-    def _collaboration(self) -> Any:
-        ext = self._settings.get("jupyter_server_ydoc")
-        if ext is None:
+    def _collaboration_on(self) -> None:
+        if not collaboration.enabled(self._settings):
             raise ToolError(
                 "Real-time collaboration is off on this Jupyter server, so notebooks cannot be edited "
                 "safely. Enable the jupyter_server_ydoc extension (jupyter-collaboration) and restart."
             )
-        return ext
 
     async def resolve(self, path: str) -> str:
         """The API path of an existing notebook, or a ToolError that says what to do."""
@@ -81,17 +79,15 @@ class DocumentService:
     def room_id(self, api: str) -> str:
         ids = self._settings["file_id_manager"]
         # A lookup first: index() opens a write transaction of the id database every time.
-        return f"json:notebook:{ids.get_id(api) or ids.index(api)}"
+        return collaboration.room_id_of("json", "notebook", ids.get_id(api) or ids.index(api))
 
     def is_open_in_tab(self, api: str) -> bool:
         """Whether a client (a JupyterLab tab) is connected to the notebook's room right now."""
-        ext = self._settings.get("jupyter_server_ydoc")
-        if ext is None:
+        if not collaboration.enabled(self._settings):
             return False
         file_id = self._settings["file_id_manager"].get_id(api)
-        rooms = ext.ywebsocket_server.rooms
-        room = rooms.get(f"json:notebook:{file_id}") if file_id else None
-        return bool(room is not None and room.clients)
+        room_id = collaboration.room_id_of("json", "notebook", file_id) if file_id else None
+        return room_id is not None and collaboration.anyone_in(collaboration.room(self._settings, room_id))
 
     async def open(
         self,
@@ -108,18 +104,18 @@ class DocumentService:
         ``rooms``: the room's id is kept there under the notebook's API path, for the rest of the call.
         """
         api = await self.resolve(path)
-        ext = self._collaboration
+        self._collaboration_on()
         room_id = self.room_id(api)
         if rooms is not None:
             rooms[api] = room_id
         if held is not None:
             held.append(self._hold(room_id))
-        existed = ext.ywebsocket_server.room_exists(room_id)
+        existed = collaboration.room(self._settings, room_id) is not None
         if not existed:
             await self._check_readable(api, path)
             await self.stores.ensure()  # before the room's store looks at its database
         try:
-            doc = await self._ready_document(ext, api, room_id, existed)
+            doc = await self._ready_document(api, room_id, existed)
         except HTTPError as err:
             raise ToolError(f"Could not open '{path}': {err.log_message or err.reason}.") from err
         except _Unready as unready:
@@ -147,18 +143,19 @@ class DocumentService:
         self.saves.arm(room_id)
         return api, doc
 
-    async def _ready_document(self, ext: Any, api: str, room_id: str, existed: bool) -> Any:
+    async def _ready_document(self, api: str, room_id: str, existed: bool) -> Any:
         """The room's live document once the room is ready (its content loaded), within the timeout."""
-        room = ext.ywebsocket_server.rooms.get(room_id)
-        if existed and room is not None and room.ready:  # every call's path: no task of its own
+        room = collaboration.room(self._settings, room_id)
+        # Every call's path: no task of its own.
+        if existed and room is not None and collaboration.ready(room):
             try:
                 async with asyncio.timeout(self.ready_timeout):
-                    return await ext.get_document(room_id=room_id, copy=False)
+                    return await collaboration.document(self._settings, room_id)
             except TimeoutError:
                 raise _Unready(None) from None
         # A load that outlasts the timeout goes on (a large file): the next call finds it done.
         # The room lives on for every tab: what it does for people is never paused with agents.
-        loading = unpaused(self._load(ext, api, room_id, existed))
+        loading = unpaused(self._load(api, room_id, existed))
         loading.add_done_callback(lambda task: task.cancelled() or task.exception())
         try:
             async with asyncio.timeout(self.ready_timeout):
@@ -170,17 +167,14 @@ class DocumentService:
                 self._ensure_evictor()
             raise _Unready(why) from None
 
-    @staticmethod
-    async def _load(ext: Any, api: str, room_id: str, existed: bool) -> Any:
+    async def _load(self, api: str, room_id: str, existed: bool) -> Any:
         # By room id when it is open: the path's file id was just looked up.
-        doc = await ext.get_document(room_id=room_id, copy=False) if existed else None
+        doc = await collaboration.document(self._settings, room_id) if existed else None
         if doc is None:
-            doc = await ext.get_document(
-                path=api, content_type="notebook", file_format="json", copy=False, create=True
-            )
-        room = ext.ywebsocket_server.rooms.get(room_id)
-        if room is not None and not room.ready:  # another's load under way, or one that failed
-            await room.ready_event.wait()
+            doc = await collaboration.file_document(self._settings, api, "notebook", "json", create=True)
+        room = collaboration.room(self._settings, room_id)
+        if room is not None and not collaboration.ready(room):  # another's load under way, or one that failed
+            await collaboration.until_ready(room)
         return doc
 
     async def _drop_broken(self, room_id: str, loading: asyncio.Future[Any]) -> str | None:
@@ -190,22 +184,21 @@ class DocumentService:
         still loading a large file (perhaps for a tab, whose connection joins it only once it is
         loaded) is left to finish.
         """
-        ext = self._settings.get("jupyter_server_ydoc")
-        room = ext.ywebsocket_server.rooms.get(room_id) if ext is not None else None
-        if room is None or room.ready or room.clients:
+        room = collaboration.room(self._settings, room_id)
+        if room is None or collaboration.ready(room) or collaboration.anyone_in(room):
             return None
-        opened = getattr(room.ystore, "db_initialized", None)  # SQLite stores (pycrdt-store)
-        if opened is None or opened.is_set():
+        db_path = collaboration.unopened_store(room)
+        if db_path is None:
             return None
         await self.stores.ensure()  # tried again: fixed meanwhile, or still failing
-        why = self.stores.failure(room.ystore.db_path)
-        if why is None or room.ready:
+        why = self.stores.failure(db_path)
+        if why is None or collaboration.ready(room):
             return None
         self._agent_rooms.pop(room_id, None)
         loading.cancel()  # it waits for the store without end, holding the room's lock
         await asyncio.wait({loading})
         with contextlib.suppress(Exception):
-            await self._close(ext, room_id)
+            await collaboration.close_room(self._settings, room_id)
         log.warning("Closed room %s: %s", room_id, why)
         return why
 
@@ -238,14 +231,13 @@ class DocumentService:
         room id is the caller's, taken when it opened the notebook, so a rename mid-run still lands
         the outputs in the same notebook.
         """
-        ext = self._settings.get("jupyter_server_ydoc")
-        if ext is None:
+        if not collaboration.enabled(self._settings):
             return None
         if room_id in self._agent_rooms:
             self._agent_rooms[room_id] = time.monotonic()
-        room = ext.ywebsocket_server.rooms.get(room_id)
-        if room is not None and room.ready:  # else opened as a call does: never an unloaded document
-            doc = await ext.get_document(room_id=room_id, copy=False)
+        room = collaboration.room(self._settings, room_id)
+        if room is not None and collaboration.ready(room):  # else opened as a call does: never unloaded
+            doc = await collaboration.document(self._settings, room_id)
             self.saves.arm(room_id)
             return doc if isinstance(doc, YNotebook) else None
         try:
@@ -279,41 +271,31 @@ class DocumentService:
 
     async def _evict(self, room_id: str) -> bool:
         """Close an idle room nobody is connected to, once its content is saved. True when gone."""
-        ext = self._settings.get("jupyter_server_ydoc")
-        if ext is None or not ext.ywebsocket_server.room_exists(room_id):
+        room = collaboration.room(self._settings, room_id)
+        if room is None:
             return True
-        server = ext.ywebsocket_server
-        room = server.rooms[room_id]
-        if room.clients:
+        if collaboration.anyone_in(room):
             return False  # a tab has it: the collaboration layer cleans it up when the tab goes
-        if not room.ready:
+        if not collaboration.ready(room):
             return False  # still loading (its loader holds the room's lock): try again later
         if self._held.get(room_id):
             return False  # a call is working on it
         last_used = self._agent_rooms.get(room_id, 0.0)
-        doc = await ext.get_document(room_id=room_id, copy=False)
+        doc = await collaboration.document(self._settings, room_id)
         if doc is not None and doc.dirty:
             return False  # not saved yet: try again later
         # Checked again after the await, with no await before the room leaves the server's table:
         # a tab that connected or a call that used the room meanwhile keeps it.
         if (
-            room.clients
+            collaboration.anyone_in(room)
             or self._held.get(room_id)
             or self._agent_rooms.get(room_id, 0.0) != last_used
-            or not server.room_exists(room_id)
+            or collaboration.room(self._settings, room_id) is None
         ):
-            return not server.room_exists(room_id)
-        await self._close(ext, room_id)
+            return collaboration.room(self._settings, room_id) is None
+        await collaboration.close_room(self._settings, room_id)
         log.info("Closed idle agent room %s", room_id)
         return True
-
-    @staticmethod
-    async def _close(ext: Any, room_id: str) -> None:
-        await ext.ywebsocket_server.delete_room(name=room_id)
-        file_id = room_id.rsplit(":", 1)[-1]
-        loaders = ext.file_loaders
-        if file_id in loaders and loaders[file_id].number_of_subscriptions == 0:
-            await loaders.remove(file_id)
 
     async def stop(self) -> None:
         self.saves.stop()

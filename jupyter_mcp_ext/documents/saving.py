@@ -17,9 +17,9 @@ import asyncio
 import logging
 from typing import Any
 
-from jupyter_server_ydoc.utils import OutOfBandChanges
 from jupyter_ydoc import YNotebook
 
+from . import collaboration
 from .content import notebook_content
 
 log = logging.getLogger(__name__)
@@ -63,25 +63,18 @@ class SaveDeadline:
             self._saving.discard(room_id)
 
     async def _save_room(self, room_id: str) -> None:
-        ext = self._settings.get("jupyter_server_ydoc")
-        server = getattr(ext, "ywebsocket_server", None)
-        if server is None or not server.room_exists(room_id) or ext.document_save_delay is None:
+        room = collaboration.room(self._settings, room_id)
+        if room is None or collaboration.save_delay(self._settings) is None:
             return
-        room = server.rooms[room_id]
-        file_id = room_id.split(":", 2)[-1]
-        if not _autosave_on(room) or file_id not in ext.file_loaders:
+        loader = collaboration.file_loader(self._settings, room_id)
+        if not collaboration.autosave_on(room) or loader is None:
             return
         await _room_save_settled(room)
-        doc = await ext.get_document(room_id=room_id, copy=False)
+        doc = await collaboration.document(self._settings, room_id)
         if doc is None or not doc.dirty:
             return
-        await save(
-            ext.file_loaders[file_id],
-            doc,
-            file_format=room.file_format,
-            file_type=room.file_type,
-            room=room,
-        )
+        file_format, file_type = collaboration.file_kind(room)
+        await save(loader, doc, file_format=file_format, file_type=file_type, room=room)
 
     def stop(self) -> None:
         for timer in self._timers.values():
@@ -105,22 +98,14 @@ async def save(loader: Any, doc: Any, *, file_format: str, file_type: str, room:
     after its saves (the idle-room evictor waits for it), under the room's lock for those flags so
     that writing them does not start its save again. Without it only ``hash`` is written.
     """
-    seen = loader.last_modified
     with doc.ydoc.transaction():  # one transaction for the whole read, not one per cell and field
         content = notebook_content(doc) if isinstance(doc, YNotebook) else doc.get()
         read_state = doc.ydoc.get_state()
-    try:
-        saved = await loader.maybe_save_content(
-            {"format": file_format, "type": file_type, "content": content}
-        )
-    except OutOfBandChanges:
-        # maybe_save_content took the new modification time as seen: put back the one the room
-        # holds, so the watcher's check notices the change and reloads the room from disk.
-        loader.last_modified = seen
-        await loader.maybe_notify()
-        return False
+    saved = await collaboration.save_content(
+        loader, {"format": file_format, "type": file_type, "content": content}
+    )
     if saved:
-        lock = _update_lock(room)
+        lock = collaboration.update_lock(room)
         if lock is None:
             doc.hash = saved["hash"]  # as the room does after a save: tabs compare it with the file's
         else:
@@ -136,31 +121,18 @@ async def save(loader: Any, doc: Any, *, file_format: str, file_type: str, room:
 async def _room_save_settled(room: Any) -> None:
     """Wait for the room's own save if one is pending or running (it saves within its delay).
 
-    The collaboration layer's ``DocumentRoom`` keeps that task in ``_saving_document`` (private, no
-    public signal): without it, or if it changes shape, the deadline saves at once as it used to.
-    A change cancels the task (the task then ends quietly): the caller finds ``dirty`` still set and
-    saves, so a steady stream of changes is saved by the deadline as before.
+    Where collaboration gives no sign of it, the deadline saves at once as it used to. A change
+    cancels the task (the task then ends quietly): the caller finds ``dirty`` still set and saves,
+    so a steady stream of changes is saved by the deadline as before.
     """
-    task = getattr(room, "_saving_document", None)
-    if isinstance(task, asyncio.Future) and not task.done():
+    task = collaboration.pending_save(room)
+    if task is not None:
         await asyncio.wait({task})
 
 
-def _update_lock(room: Any) -> asyncio.Lock | None:
-    # DocumentRoom's lock around its own flag writes after a save (private; None: not used).
-    lock = getattr(room, "_update_lock", None)
-    return lock if isinstance(lock, asyncio.Lock) else None
-
-
 def _call_off_pending_save(room: Any) -> None:
-    # The room's debounced save (private, as above): it ends quietly when cancelled, and would only
-    # write the content just saved. Its write itself, once begun, is shielded by the loader.
-    task = getattr(room, "_saving_document", None)
-    if isinstance(task, asyncio.Future) and not task.done():
+    # The room's debounced save: it ends quietly when cancelled, and would only write the content
+    # just saved. Its write itself, once begun, is shielded by the loader.
+    task = collaboration.pending_save(room)
+    if task is not None:
         task.cancel()
-
-
-def _autosave_on(room: Any) -> bool:
-    # As the collaboration layer decides: anyone voting for autosave (a missing vote counts as yes).
-    votes = [state.get("autosave", True) for state in room.awareness.states.values() if state]
-    return not votes or any(votes)

@@ -21,7 +21,7 @@ from pycrdt import Text
 from tornado.web import HTTPError
 
 from ..errors import ToolError
-from . import activity, applied
+from . import activity, applied, collaboration
 from .cells import mark_dirty
 from .merge import Edit, apply, describe_conflicts, edits, merge
 from .saving import SaveDeadline
@@ -71,7 +71,7 @@ class TextDocumentService:
 
     @property
     def collaboration_on(self) -> bool:
-        return self._settings.get("jupyter_server_ydoc") is not None
+        return collaboration.enabled(self._settings)
 
     async def checked(
         self, path: str, *, what: str = "path", whole: bool = False, moved_to: str | None = None
@@ -94,17 +94,16 @@ class TextDocumentService:
 
     async def live_document(self, api: str, content_type: str = "file", file_format: str = "text") -> Any:
         """The live shared document of a file if a room holds it now (a tab, or one recently closed)."""
-        ext = self._settings.get("jupyter_server_ydoc")
         ids = self._settings.get("file_id_manager")
-        if ext is None or ids is None:
+        if not collaboration.enabled(self._settings) or ids is None:
             return None
         file_id = ids.get_id(api)
-        room_id = f"{file_format}:{content_type}:{file_id}"
-        if not file_id or not ext.ywebsocket_server.room_exists(room_id):
+        room_id = collaboration.room_id_of(file_format, content_type, file_id)
+        if not file_id or collaboration.room(self._settings, room_id) is None:
             return None
         try:
-            doc = await ext.get_document(
-                path=api, content_type=content_type, file_format=file_format, copy=False, create=False
+            doc = await collaboration.file_document(
+                self._settings, api, content_type, file_format, create=False
             )
         except (HTTPError, ValueError, KeyError):
             return None
@@ -113,11 +112,10 @@ class TextDocumentService:
         return doc
 
     def is_open_in_tab(self, api: str) -> bool:
-        ext = self._settings.get("jupyter_server_ydoc")
         ids = self._settings.get("file_id_manager")
-        file_id = ids.get_id(api) if ids is not None and ext is not None else None
-        room = ext.ywebsocket_server.rooms.get(f"text:file:{file_id}") if file_id else None
-        return bool(room is not None and room.clients)
+        file_id = ids.get_id(api) if ids is not None and collaboration.enabled(self._settings) else None
+        room_id = collaboration.room_id_of("text", "file", file_id) if file_id else None
+        return room_id is not None and collaboration.anyone_in(collaboration.room(self._settings, room_id))
 
     async def size(self, api: str) -> int | None:
         model = await self._get(api, content=False)

@@ -20,6 +20,8 @@ import anyio
 from pycrdt.store import SQLiteYStore
 from traitlets.config import Config, Configurable
 
+from . import collaboration
+
 log = logging.getLogger(__name__)
 BATCHED = "jupyter_mcp_ext.documents.ystore.BatchedSQLiteYStore"  # documents/ystore.py
 
@@ -50,9 +52,9 @@ class UpdateStores:
 
     def _stores(self) -> list[SQLiteYStore]:
         """One store per database the collaboration layer's rooms use, made as it makes them."""
-        ext = self._settings.get("jupyter_server_ydoc")
-        cls = getattr(ext, "ystore_class", None)
-        if not (isinstance(cls, type) and issubclass(cls, SQLiteYStore)):
+        ext = collaboration.extension(self._settings)
+        cls = collaboration.store_class(self._settings)
+        if ext is None or cls is None or not issubclass(cls, SQLiteYStore):
             return []
         # Rooms a tab opens get the class with the server's config; rooms opened with get_document
         # (ours) the bare class, whose db_path is its default in the server's working directory.

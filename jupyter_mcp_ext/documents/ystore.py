@@ -27,8 +27,9 @@ from typing import Any
 
 import anyio
 from anyio import to_thread
-from jupyter_server_ydoc.stores import SQLiteYStore
 from pycrdt import Doc
+
+from .collaboration import SQLiteYStore
 
 Row = tuple[str, bytes, bytes, float]  # path, update, metadata, timestamp
 KEEP_BYTES = 64 * 1024 * 1024  # updates kept after failed commits, at most (beyond: dropped, logged)

@@ -31,7 +31,7 @@ from jupyter_server.services.api.handlers import APIStatusHandler
 from jupyter_server.utils import url_path_join
 from tornado.web import OutputTransform
 
-from ..documents.awareness import anyone_in_a_room
+from ..documents import collaboration
 
 CHECK_EVERY = 0.25  # seconds between looks at the rooms
 PROBES = (APIVersionHandler, APIStatusHandler)  # `/api`, `/api/status`: health checks, not a person
@@ -141,5 +141,4 @@ class Attendance:
             self._tell(False)
 
     def _tab_open(self) -> bool:
-        ext = self._settings.get("jupyter_server_ydoc")
-        return anyone_in_a_room(getattr(ext, "ywebsocket_server", None))
+        return collaboration.anyone_in_a_room(self._settings)

@@ -29,6 +29,7 @@ from pycrdt import Awareness, Doc, Text, create_awareness_message
 
 from ..documents import awareness as in_room
 from ..documents import cells as nb
+from ..documents import collaboration
 from ..documents.paths import api_path
 from ..errors import ToolError
 from .agents import Agent, AgentDirectory, Change
@@ -36,7 +37,7 @@ from .cursors import caret_at_end, cell_of
 
 log = logging.getLogger(__name__)
 
-GLOBAL_ROOM = "JupyterLab:globalAwareness"
+GLOBAL_ROOM = collaboration.GLOBAL_AWARENESS_ROOM
 
 
 @dataclass
@@ -76,13 +77,15 @@ class Presence:
     # -- the agent's side --------------------------------------------------------------------
 
     def _on_agent(self, agent: Agent, what: Change) -> None:
-        if self._server is None:
+        if not collaboration.enabled(self._settings):
             return  # collaboration is off: no rooms to be present in
         self._dirty.add(agent.id)
         if self._task is None or self._task.done():
             self._wake.set()
             self._task = asyncio.create_task(self._run(), name="jupyter-mcp-ext presence")
-        elif in_room.anyone_in_a_room(self._server):  # else the loop's next look (within a second) will do
+        elif collaboration.anyone_in_a_room(
+            self._settings
+        ):  # else the loop's next look (within a second) will do
             self._wake.set()
 
     async def _run(self) -> None:
@@ -154,7 +157,7 @@ class Presence:
     def _anyone_in(self, room_id: str | None) -> bool:
         """Whether a client is in the agent's room or the global room (where its state shows)."""
         return any(
-            room is not None and room.clients
+            collaboration.anyone_in(room)
             for room in (self._room(room_id) if room_id else None, self._room(GLOBAL_ROOM))
         )
 
@@ -191,7 +194,7 @@ class Presence:
         awareness.set_local_state(state)
         room = self._room(room_id)
         if room is not None:
-            self._broadcast(room, awareness, list(room.clients))
+            self._broadcast(room, awareness, collaboration.clients(room))
 
     def _broadcast(self, room: Any, awareness: Awareness, channels: list[Any]) -> None:
         message = create_awareness_message(awareness.encode_awareness_update([awareness.client_id]))
@@ -212,7 +215,7 @@ class Presence:
             if room is None:
                 continue
             seen = self._watch(room)
-            new = [channel for channel in list(room.clients) if channel not in seen]
+            new = [channel for channel in collaboration.clients(room) if channel not in seen]
             if new:
                 for awareness, slot in awarenesses:
                     if not slot.unsent and awareness.get_local_state():  # never an old or empty state
@@ -225,7 +228,7 @@ class Presence:
         seen = self._seen.get(room)
         if seen is None:
             seen = self._seen[room] = weakref.WeakSet()
-            room.awareness.observe(lambda topic, changes: self._on_room_awareness(topic))
+            collaboration.awareness(room).observe(lambda topic, changes: self._on_room_awareness(topic))
         return seen
 
     def _on_room_awareness(self, topic: str) -> None:
@@ -235,12 +238,7 @@ class Presence:
     def _people_vote_autosave(self, room: Any) -> bool:
         """The people's autosave vote (any of them, a missing vote counting as yes), as the server
         decides it: an agent never turns autosave on for a person who turned it off."""
-        if room is None:
-            return True
-        votes = [
-            s.get("autosave", True) for s in room.awareness.states.values() if s and not in_room.is_agent(s)
-        ]
-        return any(votes) if votes else True
+        return collaboration.autosave_on(room, skip=in_room.is_agent)
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -257,12 +255,12 @@ class Presence:
         ``doc`` in, when it has it (else looked up: a query of the file-id database)."""
         room_id = room_id or self._room_id(api)
         room = self._room(room_id) if room_id is not None else None
-        if room is None or not room.clients:
+        if room is None or not collaboration.anyone_in(room):
             self._last_cells.pop(room_id or "", None)
             return []
         found: dict[str, dict[str, Any]] = {}
         last_cells = self._last_cells.setdefault(room_id, {})
-        states = in_room.people(room.awareness)
+        states = in_room.people(collaboration.awareness(room))
         for client_id in set(last_cells) - set(states):
             del last_cells[client_id]
         for client_id, state in states.items():
@@ -283,25 +281,20 @@ class Presence:
 
     # -- rooms -------------------------------------------------------------------------------
 
-    @property
-    def _server(self) -> Any:
-        ext = self._settings.get("jupyter_server_ydoc")
-        return getattr(ext, "ywebsocket_server", None)
-
     def _room(self, room_id: str) -> Any:
-        server = self._server
-        return server.rooms.get(room_id) if server is not None else None
+        return collaboration.room(self._settings, room_id)
 
     def _room_id(self, api: str) -> str | None:
         """The room of a file (its id is looked up, never made: a file nobody opened has no room)."""
         file_id = self._settings["file_id_manager"].get_id(api)
         if not file_id:
             return None
-        return f"json:notebook:{file_id}" if api.endswith(".ipynb") else f"text:file:{file_id}"
+        if api.endswith(".ipynb"):
+            return collaboration.room_id_of("json", "notebook", file_id)
+        return collaboration.room_id_of("text", "file", file_id)
 
     async def _notebook(self, room_id: str) -> YNotebook | None:
-        ext = self._settings.get("jupyter_server_ydoc")
-        doc = await ext.get_document(room_id=room_id, copy=False) if ext is not None else None
+        doc = await collaboration.document(self._settings, room_id)
         return doc if isinstance(doc, YNotebook) else None
 
     async def _api(self, path: str) -> str | None:

@@ -36,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 from tornado.web import HTTPError
 
 from .._version import __version__
+from ..documents import collaboration
 from ..documents.paths import walk, without_root
 from ..documents.watchers import NotebookWatchers
 from ..errors import ToolError
@@ -207,12 +208,7 @@ class NotebookResources:
         services = self.services
         specs = await ensure_async(services.kernelspecs.get_all_specs())
         ydoc_ext = services.text_documents.collaboration_on
-        try:
-            import jupyter_server_ydoc
-
-            ydoc_version: str | None = jupyter_server_ydoc.__version__
-        except (ImportError, AttributeError):
-            ydoc_version = None
+        ydoc_version = collaboration.version()
         return {
             "schema_version": SCHEMA_VERSION,
             "versions": {"jupyter_server": jupyter_server.__version__, "jupyter_mcp_ext": __version__},
