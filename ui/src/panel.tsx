@@ -9,6 +9,7 @@ import { ConnectView } from './views/connect';
 import { FeedView } from './views/feed';
 import { PolicyView } from './views/policy';
 import { Opener } from './views/sessions';
+import { Translation } from './views/visible';
 
 export const PANEL_ID = 'jupyter-mcp-ext-panel';
 
@@ -27,7 +28,11 @@ export class McpPanel extends ReactWidget {
   render(): JSX.Element {
     return (
       <UseSignal signal={this.model.changed}>
-        {() => <PanelBody model={this.model} open={this._open} />}
+        {() => (
+          <Translation.Provider value={this.model.trans}>
+            <PanelBody model={this.model} open={this._open} />
+          </Translation.Provider>
+        )}
       </UseSignal>
     );
   }
