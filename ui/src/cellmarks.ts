@@ -1,13 +1,12 @@
 /**
  * In the notebook: the cell an agent is editing or running shows the agent's name and colour, read
  * from the notebook's awareness (`mcp.cell_id` beside `user` in an agent's state, see
- * API-CONTRACT.md), so the person sees where it works without the panel open; and what agents
- * changed that nobody reviewed yet (`reviewmarks.ts`).
+ * API-CONTRACT.md), so the person sees where it works without the panel open. What agents changed
+ * that nobody reviewed yet is marked by `reviewmarks.ts`.
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
+import { TranslationBundle } from '@jupyterlab/translation';
 
-import { McpModel } from './model';
-import { ReviewMarks } from './reviewmarks';
 import { visibleText } from './views/visible';
 
 /** What an agent's awareness state carries, as far as the marks need. */
@@ -26,33 +25,21 @@ interface IAwarenessLike {
 const MARKED = 'jp-mcp-mod-agentCell';
 const MARK = 'jp-mcp-CellMark';
 
-/** Keeps the agent marks of one notebook panel in step with its awareness and journal, until it closes. */
-export function markAgentCells(panel: NotebookPanel, model?: McpModel): void {
-  if (model) {
-    const marks = new ReviewMarks(panel, model);
-    REVIEWS.set(panel, marks);
-    panel.disposed.connect(() => marks.dispose());
-  }
+/** Keeps the agent marks of one notebook panel in step with its awareness, until it closes. */
+export function markAgentCells(panel: NotebookPanel, trans: TranslationBundle): void {
   const awareness = panel.context.model.sharedModel.awareness as unknown as IAwarenessLike | undefined;
   if (!awareness) {
     return; // no collaboration: no presence to show
   }
-  const update = () => render(panel, awareness);
+  const update = () => render(panel, awareness, trans);
   awareness.on('change', update);
   panel.content.model?.cells.changed.connect(update);
   panel.disposed.connect(() => awareness.off('change', update));
   update();
 }
 
-/** The review marks of an open notebook (for the palette's commands). */
-export function reviewOf(panel: NotebookPanel | null | undefined): ReviewMarks | undefined {
-  return panel ? REVIEWS.get(panel) : undefined;
-}
-
-const REVIEWS = new WeakMap<NotebookPanel, ReviewMarks>();
-
 /** The agents working in each cell, by cell id. */
-function agentsByCell(awareness: IAwarenessLike): Map<string, { name: string; color: string; state: string }[]> {
+function agentsByCell(awareness: IAwarenessLike, trans: TranslationBundle): Map<string, { name: string; color: string; state: string }[]> {
   const cells = new Map<string, { name: string; color: string; state: string }[]>();
   awareness.getStates().forEach(state => {
     const cellId = state.mcp?.cell_id;
@@ -61,7 +48,7 @@ function agentsByCell(awareness: IAwarenessLike): Map<string, { name: string; co
     }
     const agents = cells.get(cellId) ?? [];
     agents.push({
-      name: state.user.display_name || state.user.name || 'agent',
+      name: state.user.display_name || state.user.name || trans.__('agent'),
       color: state.user.color || 'var(--jp-brand-color1)',
       state: state.mcp.state || 'editing'
     });
@@ -70,8 +57,18 @@ function agentsByCell(awareness: IAwarenessLike): Map<string, { name: string; co
   return cells;
 }
 
-function render(panel: NotebookPanel, awareness: IAwarenessLike): void {
-  const cells = agentsByCell(awareness);
+/** What an agent does in a cell, as its mark says it (the states the server sends). */
+function stateLabel(state: string, trans: TranslationBundle): string {
+  const labels: { [state: string]: string } = {
+    editing: trans.__('editing'),
+    running: trans.__('running'),
+    waiting: trans.__('waiting')
+  };
+  return labels[state] ?? state;
+}
+
+function render(panel: NotebookPanel, awareness: IAwarenessLike, trans: TranslationBundle): void {
+  const cells = agentsByCell(awareness, trans);
   for (const cell of panel.content.widgets) {
     cell.node.querySelectorAll(`:scope > .${MARK}`).forEach(node => node.remove());
     const agents = cells.get(cell.model.id);
@@ -88,7 +85,7 @@ function render(panel: NotebookPanel, awareness: IAwarenessLike): void {
       const label = document.createElement('span');
       label.className = 'jp-mcp-CellMarkAgent';
       label.style.background = agent.color;
-      label.textContent = `${visibleText(agent.name)} · ${agent.state}`;
+      label.textContent = `${visibleText(agent.name)} · ${stateLabel(agent.state, trans)}`;
       mark.appendChild(label);
     }
     cell.node.appendChild(mark);

@@ -12,6 +12,7 @@ import { ChangeSet, Compartment, EditorState, Extension, Transaction } from '@co
 import { EditorView } from '@codemirror/view';
 import { Cell } from '@jupyterlab/cells';
 import { CodeMirrorEditor } from '@jupyterlab/codemirror';
+import { TranslationBundle } from '@jupyterlab/translation';
 
 import { McpApi } from './api';
 
@@ -29,15 +30,21 @@ function slotOf(editor: CodeMirrorEditor): Compartment {
 }
 
 /** A chunk's Accept or Reject, named for a screen reader, working from the keyboard too. */
-function control(type: 'accept' | 'reject', action: (e: MouseEvent) => void): HTMLElement {
+function control(
+  trans: TranslationBundle,
+  type: 'accept' | 'reject',
+  action: (e: MouseEvent) => void
+): HTMLElement {
   const node = document.createElement('button');
   node.type = 'button';
   node.name = type;
   node.className = `jp-mcp-DiffButton jp-mod-${type}`;
-  node.textContent = type === 'accept' ? 'Accept' : 'Reject';
+  node.textContent = type === 'accept' ? trans.__('Accept') : trans.__('Reject');
   node.setAttribute(
     'aria-label',
-    type === 'accept' ? "Accept this chunk: keep the agent's text" : 'Reject this chunk: put the text before back'
+    type === 'accept'
+      ? trans.__("Accept this chunk: keep the agent's text")
+      : trans.__('Reject this chunk: put the text before back')
   );
   node.onmousedown = action; // as the merge view's own buttons: before the editor takes the focus
   node.onkeydown = event => {
@@ -85,7 +92,8 @@ export class CellDiffs {
   constructor(
     readonly api: McpApi,
     readonly path: () => string,
-    readonly changed: () => void
+    readonly changed: () => void,
+    readonly trans: TranslationBundle
   ) {}
 
   isOpen(cellId: string): boolean {
@@ -100,7 +108,7 @@ export class CellDiffs {
     }
     const editor = cell.editor as CodeMirrorEditor | null;
     if (!editor?.editor) {
-      return 'The cell is not shown yet: scroll to it and try again.';
+      return this.trans.__('The cell is not shown yet: scroll to it and try again.');
     }
     let diff;
     try {
@@ -118,9 +126,9 @@ export class CellDiffs {
     this.changed();
     if (!getChunks(view.state)?.chunks.length) {
       this.close(cellId);
-      return 'No difference left to show: the text is as it was before the agent changed it.';
+      return this.trans.__('No difference left to show: the text is as it was before the agent changed it.');
     }
-    return diff.exact ? null : 'People edited the agent’s text since: the diff shows their edits too.';
+    return diff.exact ? null : this.trans.__('People edited the agent’s text since: the diff shows their edits too.');
   }
 
   close(cellId: string): void {
@@ -149,7 +157,7 @@ export class CellDiffs {
 
   private _mergeView(cellId: string, original: string): Extension {
     return [
-      unifiedMergeView({ original, mergeControls: control, gutter: true, syntaxHighlightDeletions: true }),
+      unifiedMergeView({ original, mergeControls: (type, action) => control(this.trans, type, action), gutter: true, syntaxHighlightDeletions: true }),
       typingOnBothSides,
       EditorView.editorAttributes.of({ class: 'jp-mcp-mod-diffOpen' }),
       EditorView.updateListener.of(update => {

@@ -4,6 +4,7 @@
  * views through `changed`.
  */
 import { Event } from '@jupyterlab/services';
+import { nullTranslator, TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
@@ -39,10 +40,15 @@ const FEED_DELAY_MS = 150;
 /** How many journal entries the feed shows. */
 export const FEED_LIMIT = 200;
 
+/** The domain of the extension's strings in JupyterLab's language packs. */
+export const TRANSLATION_DOMAIN = 'jupyter-mcp-ext';
+
 export class McpModel {
   constructor(
     readonly api: McpApi,
-    events: ISignal<unknown, Event.Emission> | null
+    events: ISignal<unknown, Event.Emission> | null,
+    /** Every string a person reads goes through it (the views read it from the model). */
+    readonly trans: TranslationBundle = nullTranslator.load(TRANSLATION_DOMAIN)
   ) {
     events?.connect(this._onEvent, this);
   }
@@ -165,7 +171,10 @@ export class McpModel {
   async revokeAgent(id: string): Promise<void> {
     const result = await this._guard(() => this.api.revokeAgent(id), null);
     if (result) {
-      this._say(`Revoked: its token is refused from now on; ${result.sessions_ended} session(s) ended.`, 'info');
+      this._say(
+        this.trans.__('Revoked: its token is refused from now on; %1 session(s) ended.', result.sessions_ended),
+        'info'
+      );
     }
     await Promise.all([this.refresh('agent'), this.refresh('session')]);
   }
@@ -195,8 +204,12 @@ export class McpModel {
     const result = await this._guard(() => this.api.stop(), null);
     if (result) {
       this._say(
-        `Stopped: ${result.cancelled} call(s) cancelled, ${result.interrupted} run(s) interrupted, ` +
-          `${result.sessions_ended} session(s) ended.`,
+        this.trans.__(
+          'Stopped: %1 call(s) cancelled, %2 run(s) interrupted, %3 session(s) ended.',
+          result.cancelled,
+          result.interrupted,
+          result.sessions_ended
+        ),
         'info'
       );
     }
@@ -294,12 +307,11 @@ export class McpModel {
     if (result) {
       const conflicts = result.conflicts.map(c => `#${c.entry}: ${c.reason}`).join('; ');
       if (result.reverted.length === 0) {
-        this._say(`Nothing reverted. ${conflicts}`, 'error');
+        this._say(this.trans.__('Nothing reverted. %1', conflicts), 'error');
       } else {
-        this._say(
-          `Reverted ${result.reverted.length} change(s).` + (conflicts ? ` Not reverted: ${conflicts}` : ''),
-          conflicts ? 'error' : 'info'
-        );
+        const reverted = this.trans.__('Reverted %1 change(s).', result.reverted.length);
+        const refused = conflicts ? ' ' + this.trans.__('Not reverted: %1', conflicts) : '';
+        this._say(reverted + refused, conflicts ? 'error' : 'info');
       }
       await this.refresh('journal');
     }

@@ -9,6 +9,7 @@ import { ConnectView } from './views/connect';
 import { FeedView } from './views/feed';
 import { PolicyView } from './views/policy';
 import { Opener } from './views/sessions';
+import { Translation } from './views/visible';
 
 export const PANEL_ID = 'jupyter-mcp-ext-panel';
 
@@ -21,13 +22,17 @@ export class McpPanel extends ReactWidget {
     this.id = PANEL_ID;
     this.addClass('jp-mcp-Panel');
     this.title.icon = robotIcon;
-    this.title.caption = 'MCP: agents in this server';
+    this.title.caption = model.trans.__('MCP: agents in this server');
   }
 
   render(): JSX.Element {
     return (
       <UseSignal signal={this.model.changed}>
-        {() => <PanelBody model={this.model} open={this._open} />}
+        {() => (
+          <Translation.Provider value={this.model.trans}>
+            <PanelBody model={this.model} open={this._open} />
+          </Translation.Provider>
+        )}
       </UseSignal>
     );
   }
@@ -35,16 +40,17 @@ export class McpPanel extends ReactWidget {
 
 function PanelBody(props: { model: McpModel; open: Opener }): JSX.Element {
   const { model } = props;
+  const { trans } = model;
   return (
     <div className="jp-mcp-Body">
       <div className="jp-mcp-Top">
-        <h2 className="jp-mcp-Title">MCP</h2>
+        <h2 className="jp-mcp-Title">{trans.__('MCP')}</h2>
         <button
           className="jp-mcp-Button jp-mcp-Stop"
-          title="Cancel every agent's calls, interrupt their runs and end their sessions"
+          title={trans.__("Cancel every agent's calls, interrupt their runs and end their sessions")}
           onClick={() => void model.stop()}
         >
-          Stop all agents
+          {trans.__('Stop all agents')}
         </button>
       </div>
       {model.message && (

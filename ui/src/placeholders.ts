@@ -147,11 +147,12 @@ export class DeletedCells {
     node.dataset.side = group.side;
     node.style.setProperty('--jp-mcp-review-color', agent.color);
     node.setAttribute('role', 'group');
-    const what = group.cells.length === 1 ? 'A cell' : `${group.cells.length} cells`;
-    node.setAttribute('aria-label', `${what} deleted by ${who}, to review`);
+    const { trans } = this.model;
+    const said = trans._n('A cell deleted by %2', '%1 cells deleted by %2', group.cells.length, who);
+    node.setAttribute('aria-label', trans.__('%1, to review', said));
     const text = document.createElement('span');
     text.className = 'jp-mcp-ReviewText';
-    text.textContent = `${what} deleted by ${who}`;
+    text.textContent = said;
     const preview = group.cells.map(c => (c.before ?? '').split('\n')[0]).filter(Boolean);
     if (preview.length) {
       text.title = preview.join('\n'); // each cell's first line, once the journal was read
@@ -160,9 +161,9 @@ export class DeletedCells {
     when.textContent = ` · ${hhmm(group.entry.time)} · `;
     node.append(text, when);
     if (group.entry.revertible) {
-      node.append(reviewButton('Restore', 'Restore the deleted cells here', () => void this.restore(group)), ' · ');
+      node.append(reviewButton(trans.__('Restore'), trans.__('Restore the deleted cells here'), () => void this.restore(group)), ' · ');
     }
-    node.append(reviewButton('Keep', 'Keep the cells deleted', () => void this.keep(group)));
+    node.append(reviewButton(trans.__('Keep'), trans.__('Keep the cells deleted'), () => void this.keep(group)));
     const message = this._messages.get(group.entry.id);
     if (message) {
       const alert = document.createElement('span');
@@ -179,11 +180,11 @@ export class DeletedCells {
     let refused: string | null = null;
     try {
       const result = await this.model.api.revertEntry(group.entry.id);
-      refused = result.reverted.length ? null : result.conflicts[0]?.reason ?? 'the server refused it';
+      refused = result.reverted.length ? null : result.conflicts[0]?.reason ?? this.model.trans.__('the server refused it');
     } catch (error) {
       refused = error instanceof Error ? error.message : String(error);
     }
-    this._say(group.entry.id, refused ? `Not restored: ${refused}` : null);
+    this._say(group.entry.id, refused ? this.model.trans.__('Not restored: %1', refused) : null);
   }
 
   /** Keep the deletion: the placeholder goes, for everyone. */

@@ -1,13 +1,15 @@
 /**
  * The review marks of a notebook: a cell an agent changed that nobody kept or undid yet shows the
  * agent's colour at its edge and "<agent> changed this · <when> · Undo · Keep"; a review bar over the
- * notebook counts them, with Keep all / Undo all. The server's journal is the truth, shared by every
+ * notebook counts them, with Keep all / Undo all (`reviewbar.ts`). The server's journal is the truth, shared by every
  * person: each journal event carries the entry it names, so marks follow agents and other people live
  * without a fetch; the journal is read when the notebook opens and when an event was missed. Cells an
  * agent deleted leave a placeholder where they were (`placeholders.ts`).
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
-import { BoxLayout, Widget } from '@lumino/widgets';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { TranslationBundle } from '@jupyterlab/translation';
 
 import { IEntry, IEntrySummary } from './api';
 import { CellDiffs } from './mergeview';
@@ -24,7 +26,7 @@ const REVIEW = 'jp-mcp-ReviewMark';
 const SEEN = new Map<string, { name: string; color: string }>();
 
 /** What waits for review in one cell: who changed it, how, since when. */
-interface ICellReview {
+export interface ICellReview {
   /** By name: two sessions of one client are one agent to the person. */
   agents: Map<string, { name: string; color: string }>;
   /** added (an insert), changed (an edit), ran (outputs only). */
@@ -33,9 +35,11 @@ interface ICellReview {
 }
 
 /** `Claude Code and Cursor`: the agents of a cell, as a person reads them. */
-function names(agents: Iterable<{ name: string }>): string {
+export function names(trans: TranslationBundle, agents: Iterable<{ name: string }>): string {
   const all = [...agents].map(a => visibleText(a.name));
-  return all.length > 1 ? `${all.slice(0, -1).join(', ')} and ${all[all.length - 1]}` : all[0] ?? 'an agent';
+  return all.length > 1
+    ? trans.__('%1 and %2', all.slice(0, -1).join(', '), all[all.length - 1])
+    : all[0] ?? trans.__('an agent');
 }
 
 /** The review marks of one notebook: each pending agent change in its cell, and the review bar on top. */
@@ -45,13 +49,6 @@ export class ReviewMarks {
     readonly model: McpModel
   ) {
     this.deleted = new DeletedCells(panel, model, entry => this._agentOf(entry), () => this.refresh());
-    this.bar.addClass('jp-mcp-ReviewBar');
-    this.bar.node.setAttribute('role', 'region');
-    this.bar.node.setAttribute('aria-label', 'Agent changes to review');
-    this.bar.hide();
-    const layout = panel.layout as BoxLayout;
-    layout.insertWidget(1, this.bar); // under the notebook's toolbar
-    BoxLayout.setStretch(this.bar, 0);
     model.journalChanged.connect(this.refresh, this);
     model.journalEntry.connect(this._onEntry, this);
     model.changed.connect(this.render, this); // an agent's name and colour come with the sessions
@@ -61,6 +58,28 @@ export class ReviewMarks {
 
   /** The cells waiting for review, by cell id, in notebook order. */
   pending = new Map<string, ICellReview>();
+
+  /** Emitted after each render: what waits for review may have changed (the review bar follows it). */
+  get rendered(): ISignal<this, void> {
+    return this._rendered;
+  }
+
+  /** The journal entries on this notebook that wait for review, newest first. */
+  get pendingEntries(): IEntry[] {
+    return this._entries.filter(e => e.review?.state === 'pending');
+  }
+
+  /** Marks of one line: the agent and the buttons, without "changed this" and the time. */
+  get compact(): boolean {
+    return this._compact;
+  }
+
+  set compact(value: boolean) {
+    if (value !== this._compact) {
+      this._compact = value;
+      this.render();
+    }
+  }
 
   /** Refetch this notebook's journal (a burst of events folds into one more fetch). */
   async refresh(): Promise<void> {
@@ -95,22 +114,29 @@ export class ReviewMarks {
     const result = await this._call(() => this.model.api.undoCell(this.panel.context.path, cellId));
     const conflict = result?.conflicts?.[0]?.reason;
     const refused = conflict ?? (result && !result.reverted?.length ? result.message : null);
-    const some = result?.reverted?.length ? `Undid ${result.reverted.length}, not the rest: ` : 'Not undone: ';
-    this._say(cellId, refused ? `${some}${refused}` : null);
+    const { trans } = this.model;
+    const said = result?.reverted?.length
+      ? trans.__('Undid %1, not the rest: %2', result.reverted.length, refused ?? '')
+      : trans.__('Not undone: %1', refused ?? '');
+    this._say(cellId, refused ? said : null);
   }
 
-  /** Keep every pending change on the notebook, or those of the agent so named. */
-  async keepAll(agent?: string): Promise<void> {
+  /** Keep every pending change on the notebook, or those of the agent so named; why not, if refused. */
+  async keepAll(agent?: string): Promise<string | null> {
     const { api } = this.model;
     const ids = this._entries.filter(e => e.review?.state === 'pending' && this._agentOf(e).name === agent);
     const result = await this._call(() =>
       agent === undefined ? api.keep(this.panel.context.path) : api.keepEntries(ids.map(e => e.id))
     );
-    this._sayBar(result?.kept ? null : result?.message ?? null);
+    void this.refresh();
+    return result?.kept ? null : result?.message ?? null;
   }
 
-  /** Undo every pending change on the notebook (or one agent's), newest first, to the first refused. */
-  async undoAll(agent?: string): Promise<void> {
+  /**
+   * Undo every pending change on the notebook (or one agent's), newest first, to the first refused;
+   * what stopped it, if anything did.
+   */
+  async undoAll(agent?: string): Promise<string | null> {
     const todo = this._entries.filter(
       e => e.review?.state === 'pending' && e.revertible && (agent === undefined || this._agentOf(e).name === agent)
     );
@@ -119,13 +145,13 @@ export class ReviewMarks {
     for (const entry of todo) {
       const result = await this._call(() => this.model.api.revertEntry(entry.id));
       if (!result?.reverted?.length) {
-        refused = result?.conflicts?.[0]?.reason ?? 'the server refused it';
+        refused = result?.conflicts?.[0]?.reason ?? this.model.trans.__('the server refused it');
         break;
       }
       undone += 1;
     }
-    this._sayBar(refused ? `Undid ${undone}; stopped at a change it cannot undo: ${refused}` : null);
     await this.refresh();
+    return refused ? this.model.trans.__('Undid %1; stopped at a change it cannot undo: %2', undone, refused) : null;
   }
 
   /** Make the next cell waiting for review (after the active one) active, and show it. */
@@ -147,6 +173,7 @@ export class ReviewMarks {
     this.model.journalEntry.disconnect(this._onEntry, this);
     this.model.changed.disconnect(this.render, this);
     this.diffs.dispose();
+    Signal.clearData(this);
   }
 
   /** Open or close the inline diff of a cell (`mergeview.ts`). */
@@ -168,7 +195,9 @@ export class ReviewMarks {
       const old = cell.node.querySelector(`:scope > .${REVIEW}`);
       const message = this._messages.get(id);
       const diff = this.diffs.isOpen(id);
-      const key = review ? JSON.stringify([[...review.agents.values()], review.how, review.newest, message, diff]) : '';
+      const key = review
+        ? JSON.stringify([[...review.agents.values()], review.how, review.newest, message, diff, this._compact])
+        : '';
       if ((old as HTMLElement | null)?.dataset.key === key && !!old === !!review) {
         continue; // unchanged: keep the node (and a button's focus)
       }
@@ -185,7 +214,7 @@ export class ReviewMarks {
       cell.node.insertBefore(this._cellMark(id, review, key), input?.nextSibling ?? null);
     }
     this.deleted.render(this._entries);
-    this._renderBar();
+    this._rendered.emit();
   }
 
   /** An entry from the journal's event: merged into the marks at once (its texts, if read, kept). */
@@ -227,28 +256,47 @@ export class ReviewMarks {
   }
 
   private _cellMark(id: string, review: ICellReview, key: string): HTMLElement {
+    const { trans } = this.model;
     const mark = document.createElement('div');
     mark.className = REVIEW;
+    mark.classList.toggle('jp-mcp-mod-compact', this._compact);
     mark.dataset.key = key;
     mark.dataset.how = review.how;
     mark.setAttribute('role', 'group');
-    const who = names(review.agents.values());
-    mark.setAttribute('aria-label', `Agent change to review: ${who} ${review.how} this`);
+    const who = names(trans, review.agents.values());
+    const said = {
+      added: trans.__('added by %1', who),
+      changed: trans.__('%1 changed this', who),
+      ran: trans.__('ran by %1', who)
+    }[review.how];
+    const label = {
+      added: trans.__('Agent change to review: %1 added this', who),
+      changed: trans.__('Agent change to review: %1 changed this', who),
+      ran: trans.__('Agent change to review: %1 ran this', who)
+    }[review.how];
+    mark.setAttribute('aria-label', label);
     const text = document.createElement('span');
     text.className = 'jp-mcp-ReviewText';
-    text.textContent = review.how === 'changed' ? `${who} changed this` : `${review.how} by ${who}`;
-    const when = document.createElement('span');
-    when.textContent = ` · ${hhmm(review.newest)} · `;
-    mark.append(text, when);
+    // compact: the agent alone (its colour at the cell's edge says the rest); the label keeps it all
+    text.textContent = this._compact ? who : said;
+    text.title = this._compact ? `${said} · ${hhmm(review.newest)}` : '';
+    const sep = this._compact ? ' ' : ' · ';
+    mark.append(text);
+    if (!this._compact) {
+      const when = document.createElement('span');
+      when.textContent = ` · ${hhmm(review.newest)}`;
+      mark.append(when);
+    }
+    mark.append(sep);
     if (review.how !== 'ran') {
       const open = this.diffs.isOpen(id);
-      const label = open ? 'Hide the diff of this cell' : 'Show the agent change in this cell as a diff';
-      const diff = reviewButton(open ? 'Hide diff' : 'Show diff', label, () => void this.showDiff(id));
+      const caption = open ? trans.__('Hide the diff of this cell') : trans.__('Show the agent change in this cell as a diff');
+      const diff = reviewButton(open ? trans.__('Hide diff') : trans.__('Show diff'), caption, () => void this.showDiff(id));
       diff.setAttribute('aria-pressed', String(open));
-      mark.append(diff, ' · ');
-      mark.append(reviewButton('Undo', 'Undo the agent change in this cell', () => void this.undo(id)), ' · ');
+      mark.append(diff, sep);
+      mark.append(reviewButton(trans.__('Undo'), trans.__('Undo the agent change in this cell'), () => void this.undo(id)), sep);
     }
-    mark.append(reviewButton('Keep', 'Keep the agent change in this cell', () => void this.keep(id)));
+    mark.append(reviewButton(trans.__('Keep'), trans.__('Keep the agent change in this cell'), () => void this.keep(id)));
     const message = this._messages.get(id);
     if (message) {
       const alert = document.createElement('span');
@@ -258,61 +306,6 @@ export class ReviewMarks {
       mark.append(alert);
     }
     return mark;
-  }
-
-  private _renderBar(): void {
-    const pending = this._entries.filter(e => e.review?.state === 'pending');
-    const agents = new Set<string>(); // the agents of the changes the marks show, by name
-    this.pending.forEach(review => review.agents.forEach(agent => agents.add(agent.name)));
-    this.deleted.agents.forEach(name => agents.add(name));
-    const deleted = this.deleted.count;
-    const since = pending.map(e => e.time).sort()[0];
-    const key = JSON.stringify([this.pending.size, deleted, [...agents], since, this._barMessage]);
-    if (this.bar.node.dataset.key === key) {
-      return; // unchanged: keep the buttons (and their focus)
-    }
-    const node = this.bar.node;
-    node.dataset.key = key;
-    node.textContent = '';
-    const waiting = this.pending.size > 0 || deleted > 0;
-    this.bar.setHidden(!waiting && !this._barMessage);
-    const count = document.createElement('span');
-    count.className = 'jp-mcp-ReviewCount';
-    const cells = (n: number) => (n === 1 ? '1 cell' : `${n} cells`);
-    const what = [
-      ...(this.pending.size ? [`${cells(this.pending.size)} changed`] : []),
-      ...(deleted ? [`${cells(deleted)} deleted`] : [])
-    ].join(', ');
-    const who = names([...agents].map(name => ({ name })));
-    count.textContent = waiting ? `${what} by ${who} since ${hhmm(since ?? '')}` : '';
-    node.append(count);
-    if (waiting) {
-      node.append(
-        reviewButton('Keep all', 'Keep all agent changes in this notebook', () => void this.keepAll()),
-        reviewButton('Undo all', 'Undo all agent changes in this notebook', () => void this.undoAll())
-      );
-    }
-    if (agents.size > 1) {
-      agents.forEach(name => {
-        const group = document.createElement('span');
-        group.className = 'jp-mcp-ReviewAgent';
-        group.setAttribute('role', 'group');
-        group.setAttribute('aria-label', `Changes by ${visibleText(name)}`);
-        group.append(
-          `${visibleText(name)}: `,
-          reviewButton('Keep', `Keep the changes of ${visibleText(name)}`, () => void this.keepAll(name)),
-          reviewButton('Undo', `Undo the changes of ${visibleText(name)}`, () => void this.undoAll(name))
-        );
-        node.append(group);
-      });
-    }
-    if (this._barMessage) {
-      const alert = document.createElement('span');
-      alert.className = 'jp-mcp-ReviewRefused';
-      alert.setAttribute('role', 'alert');
-      alert.textContent = this._barMessage;
-      node.append(alert);
-    }
   }
 
   /** Every cell with a change no person kept or undid yet. */
@@ -374,22 +367,18 @@ export class ReviewMarks {
     void this.refresh();
   }
 
-  private _sayBar(message: string | null): void {
-    this._barMessage = message;
-    void this.refresh();
-  }
-
-  readonly bar = new Widget();
   /** The placeholders of cells agents deleted. */
   readonly deleted: DeletedCells;
   readonly diffs = new CellDiffs(
     this.model.api,
     () => this.panel.context.path,
-    () => this.render()
+    () => this.render(),
+    this.model.trans
   );
   private _entries: IEntry[] = [];
   private _messages = new Map<string, string>();
-  private _barMessage: string | null = null;
+  private _compact = false;
+  private _rendered = new Signal<this, void>(this);
   private _fetching = false;
   private _again = false;
 }

@@ -19,19 +19,20 @@ export class McpStatus extends ReactWidget {
       <UseSignal signal={this._model.changed}>
         {() => {
           const { agents, running, waiting } = this._model.activity;
+          const { trans } = this._model;
           const title = waiting
-            ? 'An agent waits for your approval'
+            ? trans.__('An agent waits for your approval')
             : running
-              ? 'An agent is running code'
-              : `${agents} MCP agent(s) connected`;
+              ? trans.__('An agent is running code')
+              : trans.__('%1 MCP agent(s) connected', agents);
           return (
             <div className="jp-mcp-StatusItem" title={title} onClick={this._onClick} data-agents={agents}>
               <robotIcon.react tag="span" className="jp-mcp-StatusIcon" />
               <span className="jp-mcp-StatusCount">{agents}</span>
               {waiting ? (
-                <span className="jp-mcp-StatusMark jp-mcp-mod-waiting">approval?</span>
+                <span className="jp-mcp-StatusMark jp-mcp-mod-waiting">{trans.__('approval?')}</span>
               ) : running ? (
-                <span className="jp-mcp-StatusMark jp-mcp-mod-running">running</span>
+                <span className="jp-mcp-StatusMark jp-mcp-mod-running">{trans.__('running')}</span>
               ) : null}
             </div>
           );

@@ -4,6 +4,7 @@
  * it by name. Sessions that came with the person's own Jupyter token are grouped under that.
  * Every name here is the agent's (or its host's) to choose, so each goes through `Visible`.
  */
+import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { AGENT_POLICIES, AgentPolicy, IAgent, ICredential } from '../api';
@@ -13,14 +14,17 @@ import { ago } from './format';
 import { Opener, SessionRow } from './sessions';
 import { Visible } from './visible';
 
-export const AGENT_POLICY_LABELS: { [policy in AgentPolicy]: string } = {
-  'read-only': 'read-only',
-  ask: 'ask before running',
-  full: 'full'
-};
+export function agentPolicyLabels(trans: TranslationBundle): { [policy in AgentPolicy]: string } {
+  return {
+    'read-only': trans.__('read-only'),
+    ask: trans.__('ask before running'),
+    full: trans.__('full')
+  };
+}
 
 export function AgentsView(props: { model: McpModel; open: Opener }): JSX.Element {
   const { model } = props;
+  const { trans } = model;
   const ofAgent = (id: string) =>
     model.sessions.filter(s => s.credential?.kind === 'agent' && s.credential.id === id);
   const known = new Set(model.agents.map(a => a.id));
@@ -32,14 +36,16 @@ export function AgentsView(props: { model: McpModel; open: Opener }): JSX.Elemen
       continue;
     }
     const label =
-      cred?.kind === 'jupyter' ? cred.label : cred?.kind === 'agent' ? cred.name : 'your Jupyter token: full access';
+      cred?.kind === 'jupyter' ? cred.label : cred?.kind === 'agent'
+          ? cred.name
+          : trans.__('your Jupyter token: full access');
     people.set(label, [...(people.get(label) ?? []), session]);
   }
   const empty = model.agents.length === 0 && people.size === 0;
   return (
-    <Section title={`Agents (${model.agents.length + people.size})`} className="jp-mcp-Agents">
+    <Section title={trans.__('Agents (%1)', model.agents.length + people.size)} className="jp-mcp-Agents">
       {empty ? (
-        <p className="jp-mcp-Empty">No agent connected.</p>
+        <p className="jp-mcp-Empty">{trans.__('No agent connected.')}</p>
       ) : (
         <ul className="jp-mcp-AgentList">
           {model.agents.map(credential => (
@@ -53,8 +59,9 @@ export function AgentsView(props: { model: McpModel; open: Opener }): JSX.Elemen
                 </span>
               </div>
               <p className="jp-mcp-Note">
-                Not recommended: this opens everything you can, with no per-agent policy. Mint an agent token
-                in Connect, or let the host sign in.
+                {trans.__(
+                  'Not recommended: this opens everything you can, with no per-agent policy. Mint an agent token in Connect, or let the host sign in.'
+                )}
               </p>
               <Sessions sessions={sessions} model={model} open={props.open} />
             </li>
@@ -67,7 +74,8 @@ export function AgentsView(props: { model: McpModel; open: Opener }): JSX.Elemen
 
 function AgentCard(props: { credential: ICredential; sessions: IAgent[]; model: McpModel; open: Opener }): JSX.Element {
   const { credential, sessions, model } = props;
-  const client = credential.client === 'token' ? 'minted token' : credential.client;
+  const { trans } = model;
+  const client = credential.client === 'token' ? trans.__('minted token') : credential.client;
   return (
     <li className="jp-mcp-Agent" data-credential={credential.id}>
       <div className="jp-mcp-AgentHead">
@@ -78,42 +86,44 @@ function AgentCard(props: { credential: ICredential; sessions: IAgent[]; model: 
         {credential.name_verified === false && (
           <span
             className="jp-mcp-Unverified"
-            title="Its host named itself when it signed in: nobody could check this name"
+            title={trans.__('Its host named itself when it signed in: nobody could check this name')}
           >
-            unverified
+            {trans.__('unverified')}
           </span>
         )}
         <select
           className="jp-mcp-AgentPolicy"
-          aria-label="What this agent may do"
-          title="What this agent may do (the server's policy above stays a ceiling)"
+          aria-label={trans.__('What this agent may do')}
+          title={trans.__("What this agent may do (the server's policy above stays a ceiling)")}
           value={credential.policy}
           onChange={event => void model.setAgentPolicy(credential.id, event.target.value as AgentPolicy)}
         >
           {AGENT_POLICIES.map(policy => (
             <option key={policy} value={policy}>
-              {AGENT_POLICY_LABELS[policy]}
+              {agentPolicyLabels(trans)[policy]}
             </option>
           ))}
         </select>
         <button
           className="jp-mcp-Button jp-mcp-mod-warn jp-mcp-Revoke"
-          title="Refuse this agent's token from now on and end its live sessions"
+          title={trans.__("Refuse this agent's token from now on and end its live sessions")}
           onClick={() => void model.revokeAgent(credential.id)}
         >
-          Revoke
+          {trans.__('Revoke')}
         </button>
       </div>
       <div className="jp-mcp-SessionMeta jp-mcp-AgentMeta">
-        <span className="jp-mcp-AgentClient" title="How it connected">
+        <span className="jp-mcp-AgentClient" title={trans.__('How it connected')}>
           <Visible text={client} />
         </span>
-        <span title="The Jupyter user it acts for">
+        <span title={trans.__('The Jupyter user it acts for')}>
           <Visible text={credential.user_display || credential.user} />
         </span>
-        <span title={credential.created}>created {ago(credential.created)}</span>
+        <span title={credential.created}>{trans.__('created %1', ago(trans, credential.created))}</span>
         <span className="jp-mcp-LastUsed" title={credential.last_used ?? ''}>
-          {credential.last_used ? `last used ${ago(credential.last_used)}` : 'never used'}
+          {credential.last_used
+            ? trans.__('last used %1', ago(trans, credential.last_used))
+            : trans.__('never used')}
         </span>
       </div>
       <Sessions sessions={sessions} model={model} open={props.open} />

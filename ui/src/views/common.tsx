@@ -1,4 +1,5 @@
 /** Pieces every section uses: a section with a title, an agent's colour dot, a copy button. */
+import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 export function Section(props: {
@@ -36,7 +37,12 @@ export function Swatch(props: { color?: string | null }): JSX.Element {
 }
 
 /** Copies what `text()` gives (it may fetch the token first) and says so for two seconds. */
-export function CopyButton(props: { text: () => Promise<string>; label?: string; title: string }): JSX.Element {
+export function CopyButton(props: {
+  text: () => Promise<string>;
+  label?: string;
+  title: string;
+  trans: TranslationBundle;
+}): JSX.Element {
   const [copied, setCopied] = React.useState(false);
   const copy = async () => {
     const text = await props.text();
@@ -56,7 +62,7 @@ export function CopyButton(props: { text: () => Promise<string>; label?: string;
   };
   return (
     <button className="jp-mcp-Button jp-mcp-CopyButton" title={props.title} onClick={() => void copy()}>
-      {copied ? 'Copied' : props.label || 'Copy'}
+      {copied ? props.trans.__('Copied') : props.label || props.trans.__('Copy')}
     </button>
   );
 }

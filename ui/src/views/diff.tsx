@@ -1,4 +1,5 @@
 /** A cell's change as a line diff: removed lines red, added green, as review tools show it. */
+import { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { IChange } from '../api';
@@ -32,22 +33,25 @@ export function diffLines(before: string, after: string): DiffLine[] {
   return lines;
 }
 
-const KIND_LABELS: { [kind: string]: string } = {
-  insert: 'inserted',
-  update: 'changed',
-  delete: 'deleted',
-  move: 'moved',
-  outputs: 'outputs changed',
-  file: 'file changed'
-};
+function kindLabel(trans: TranslationBundle, kind: string): string {
+  const labels: { [kind: string]: string } = {
+    insert: trans.__('inserted'),
+    update: trans.__('changed'),
+    delete: trans.__('deleted'),
+    move: trans.__('moved'),
+    outputs: trans.__('outputs changed'),
+    file: trans.__('file changed')
+  };
+  return labels[kind] ?? kind;
+}
 
-export function ChangeDiff(props: { change: IChange }): JSX.Element {
-  const { change } = props;
+export function ChangeDiff(props: { change: IChange; trans: TranslationBundle }): JSX.Element {
+  const { change, trans } = props;
   const lines = diffLines(change.before ?? '', change.after ?? '');
   return (
     <div className="jp-mcp-Diff" data-cell={change.cell_id}>
       <div className="jp-mcp-DiffTitle">
-        cell <Visible text={change.cell_id} /> {KIND_LABELS[change.kind] ?? change.kind}
+        {trans.__('cell')} <Visible text={change.cell_id} /> {kindLabel(trans, change.kind)}
       </div>
       {change.before === null && change.after === null ? null : (
         <pre className="jp-mcp-DiffBody">

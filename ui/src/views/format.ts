@@ -1,4 +1,6 @@
 /** Small formatting helpers the views share. */
+import { TranslationBundle } from '@jupyterlab/translation';
+
 import { IAgent } from '../api';
 
 /** `09:12:01` in the person's time zone. */
@@ -26,25 +28,25 @@ export function reviewButton(label: string, aria: string, onClick: () => void): 
 }
 
 /** `5 min ago`, for "since when". */
-export function ago(iso: string, now = Date.now()): string {
+export function ago(trans: TranslationBundle, iso: string, now = Date.now()): string {
   const seconds = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
   if (isNaN(seconds)) {
     return iso;
   }
   if (seconds < 60) {
-    return `${seconds} s ago`;
+    return trans.__('%1 s ago', seconds);
   }
   if (seconds < 3600) {
-    return `${Math.floor(seconds / 60)} min ago`;
+    return trans.__('%1 min ago', Math.floor(seconds / 60));
   }
-  return `${Math.floor(seconds / 3600)} h ago`;
+  return trans.__('%1 h ago', Math.floor(seconds / 3600));
 }
 
-export function duration(ms: number | null | undefined): string {
+export function duration(trans: TranslationBundle, ms: number | null | undefined): string {
   if (ms === null || ms === undefined) {
     return '';
   }
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+  return ms < 1000 ? trans.__('%1 ms', Math.round(ms)) : trans.__('%1 s', (ms / 1000).toFixed(1));
 }
 
 /** What the person calls the agent: the name the server gives it (its credential's, which the person
@@ -59,9 +61,13 @@ export function clientName(agent: IAgent): string {
   return agent.client.version ? `${name} ${agent.client.version}` : name;
 }
 
-export const STATE_LABELS: { [state: string]: string } = {
-  idle: 'idle',
-  editing: 'editing a cell',
-  running: 'running code',
-  waiting: 'waiting for approval'
-};
+/** An agent's session state in words (the states the server sends; another shows as it is). */
+export function stateLabel(trans: TranslationBundle, state: string): string {
+  const labels: { [state: string]: string } = {
+    idle: trans.__('idle'),
+    editing: trans.__('editing a cell'),
+    running: trans.__('running code'),
+    waiting: trans.__('waiting for approval')
+  };
+  return labels[state] ?? state;
+}

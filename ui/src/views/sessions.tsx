@@ -4,7 +4,7 @@ import * as React from 'react';
 import { IAgent, IEntry } from '../api';
 import { McpModel } from '../model';
 import { Swatch } from './common';
-import { agentName, ago, clientName, clock, STATE_LABELS } from './format';
+import { agentName, ago, clientName, clock, stateLabel } from './format';
 import { Visible } from './visible';
 
 export type Opener = (path: string, cellId?: string | null) => void;
@@ -12,6 +12,7 @@ export type Opener = (path: string, cellId?: string | null) => void;
 /** One live session, by its name (the agent's, or its client's), with "revert everything since". */
 export function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: McpModel; open: Opener }): JSX.Element {
   const { agent, entries } = props;
+  const { trans } = props.model;
   // Oldest first; the first choice takes back the whole session.
   const choices = [...entries].reverse();
   const [since, setSince] = React.useState<number | null>(null);
@@ -23,15 +24,15 @@ export function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: Mcp
         <span className="jp-mcp-AgentName">
           <Visible text={agent.display_name || agentName(agent)} />
         </span>
-        <span className={`jp-mcp-State jp-mcp-State-${agent.state}`}>{STATE_LABELS[agent.state] ?? agent.state}</span>
+        <span className={`jp-mcp-State jp-mcp-State-${agent.state}`}>{stateLabel(trans, agent.state)}</span>
       </div>
       <div className="jp-mcp-SessionMeta">
-        <span title="Its MCP client">
+        <span title={trans.__('Its MCP client')}>
           <Visible text={clientName(agent)} />
         </span>
-        <span title={agent.since}>since {ago(agent.since)}</span>
+        <span title={agent.since}>{trans.__('since %1', ago(trans, agent.since))}</span>
         {agent.path && (
-          <a className="jp-mcp-Link" onClick={() => props.open(agent.path!, agent.cell_id)} title="Open">
+          <a className="jp-mcp-Link" onClick={() => props.open(agent.path!, agent.cell_id)} title={trans.__('Open')}>
             <Visible text={agent.path} />
           </a>
         )}
@@ -42,16 +43,16 @@ export function SessionRow(props: { agent: IAgent; entries: IEntry[]; model: Mcp
             className="jp-mcp-Button jp-mcp-mod-warn"
             onClick={() => void props.model.revertSince(agent.id, from.id)}
           >
-            Revert everything since
+            {trans.__('Revert everything since')}
           </button>
           <select
-            aria-label="Revert from this change on"
+            aria-label={trans.__('Revert from this change on')}
             value={from.id}
             onChange={event => setSince(Number(event.target.value))}
           >
             {choices.map((e, i) => (
               <option key={e.id} value={e.id}>
-                {i === 0 ? `the start (${clock(e.time)})` : `${clock(e.time)} ${e.tool}`}
+                {i === 0 ? trans.__('the start (%1)', clock(e.time)) : `${clock(e.time)} ${e.tool}`}
               </option>
             ))}
           </select>

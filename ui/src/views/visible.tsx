@@ -7,7 +7,11 @@
  * separators, Hangul fillers, U+034F, U+17B4-5 and the variation selectors supplement. In code, `\n`
  * and `\t` stay. (The server also flags stacked combining marks and runs of variation selectors.)
  */
+import { nullTranslator, TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
+
+/** The page's translation of the panel's strings, for the views that have no model at hand. */
+export const Translation = React.createContext<TranslationBundle>(nullTranslator.load('jupyter-mcp-ext'));
 
 const SET = '\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\u115F\\u1160\\u3164\\uFFA0\\u034F\\u17B4\\u17B5\\u{E0100}-\\u{E01EF}';
 /** In code: every hidden character but line breaks and tabs. */
@@ -38,6 +42,7 @@ export function visibleText(text: string, code = false): string {
 
 /** `text` with every hidden character as a marked token, for the panel's views. */
 export function Visible(props: { text: string | null | undefined; code?: boolean }): JSX.Element {
+  const trans = React.useContext(Translation);
   const text = props.text ?? '';
   const re = pattern(props.code ?? false);
   const parts: React.ReactNode[] = [];
@@ -48,7 +53,7 @@ export function Visible(props: { text: string | null | undefined; code?: boolean
       parts.push(text.slice(last, at));
     }
     parts.push(
-      <span key={at} className="jp-mcp-Hidden" title="An invisible or control character, shown by its code">
+      <span key={at} className="jp-mcp-Hidden" title={trans.__('An invisible or control character, shown by its code')}>
         {token(match[0])}
       </span>
     );
