@@ -1,5 +1,5 @@
 /**
- * Every call the panel makes to the server, in one place (the routes of API-CONTRACT.md,
+ * Every call the panel makes to the server, in one place (the routes of docs/api.md,
  * under `<base_url>/api/mcp/`). `ServerConnection` adds the token and the XSRF header.
  */
 import { URLExt } from '@jupyterlab/coreutils';

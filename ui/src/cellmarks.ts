@@ -1,7 +1,7 @@
 /**
  * In the notebook: the cell an agent is editing or running shows the agent's name and colour, read
  * from the notebook's awareness (`mcp.cell_id` beside `user` in an agent's state, see
- * API-CONTRACT.md), so the person sees where it works without the panel open. What agents changed
+ * docs/api.md), so the person sees where it works without the panel open. What agents changed
  * that nobody reviewed yet is marked by `reviewmarks.ts`.
  */
 import { NotebookPanel } from '@jupyterlab/notebook';
