@@ -118,7 +118,6 @@ class Runtime:
             time_slice=app.mcp_loop_slice_ms / 1000,
             waiting_share=app.mcp_loop_waiting_share,
         )
-        self.attendance.on_wait = self.gate.person_waits
         events = app.events
         oversight = build_oversight(
             self.services,
@@ -156,8 +155,8 @@ class Runtime:
             url_path_join(serverapp.base_url, "mcp"),
             server=app._server_identity(),
             legacy=app._legacy_agents_path(),
+            checked=frozenset(pair for spec in tools for pair in spec.permissions),
         )
-        self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
         self.panel = Panel(
             oversight,
             self.transport,
@@ -167,7 +166,8 @@ class Runtime:
             conflicts=app.route_conflicts,
             notices=lambda: [n for n in [panel_missing(serverapp)] if n],
         )
-        self.attendance.listen(serverapp.web_app)  # a person's requests from now on
+        # A person's requests from now on, each start and end of their waiting told to the gate.
+        self.attendance.listen(serverapp.web_app, on_wait=self.gate.person_waits)
 
     def routes(self, app: MCPExtensionApp) -> list[Route]:
         """Every route, in the order Tornado must try them."""

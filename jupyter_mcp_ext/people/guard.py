@@ -17,6 +17,7 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 
 from ..errors import ToolError
+from ..services import Services
 from . import shown
 from .agents import principal_of
 from .approvals import Approval, Approvals
@@ -44,7 +45,7 @@ def credential_policy(call: Any) -> str | None:
 
 
 class Guard:
-    def __init__(self, services: Any, journal: Journal, policy: Policy, approvals: Approvals):
+    def __init__(self, services: Services, journal: Journal, policy: Policy, approvals: Approvals):
         self.services = services
         self.journal = journal
         self.policy = policy

@@ -19,6 +19,7 @@ from ..documents import applied as applied_edits
 from ..documents import cells as nb
 from ..documents.paths import api_path
 from ..errors import ToolError
+from ..services import Services
 from . import changes
 from .journal import Change
 
@@ -40,7 +41,7 @@ def _bytes(size: Any) -> str:
 
 
 class Recorder:
-    def __init__(self, services: Any, tool: str, kind: str, args: Any):
+    def __init__(self, services: Services, tool: str, kind: str, args: Any):
         self.services = services
         self.tool = tool
         self.run = kind == "run"
