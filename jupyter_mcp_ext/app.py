@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING
 
 from jupyter_server.utils import url_path_join
 
-from . import startup_heap
 from .api.events import ActivityEvents
+from .cli.endpoint import startup_line
 from .documents.update_store import UpdateStores, default_update_store
-from .endpoint import startup_line
 from .labextension_check import panel_missing
+from .loop import startup_heap
 from .routes import Conflict, LazyRoutes, conflicts
 from .settings import MCPSettings
 
 if TYPE_CHECKING:
     from .api.panel import Panel
     from .auth.tokens import TokenStore
-    from .gate import LoopGate
+    from .loop.gate import LoopGate
     from .people.attendance import Attendance
     from .protocol.tasks import TaskBoard
     from .protocol.transport import MCPTransport

@@ -27,11 +27,11 @@ from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.secrets import DeniedFiles
 from .documents.text_files import TextDocumentService
-from .gate import LoopGate
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .labextension_check import panel_missing
 from .limits import Limits
+from .loop.gate import LoopGate
 from .people.agents import AgentDirectory
 from .people.attendance import Attendance
 from .people.oversight import build_oversight

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from tornado import web
 
-from ..asgi_scope import http_scope
+from ..protocol.asgi import http_scope
 
 Message = MutableMapping[str, Any]
 

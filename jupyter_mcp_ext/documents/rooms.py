@@ -21,7 +21,7 @@ from pycrdt import Map
 from tornado.web import HTTPError
 
 from ..errors import ToolError
-from ..gate import unpaused
+from ..loop.gate import unpaused
 from .blank import drop_filler
 from .cells import mark_dirty
 from .content import read_in_one_pass

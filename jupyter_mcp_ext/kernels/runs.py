@@ -22,7 +22,7 @@ from ..documents import cells as nb
 from ..documents import run_outputs
 from ..documents.rooms import DocumentService
 from ..errors import ToolError
-from ..gate import yield_turn
+from ..loop.gate import yield_turn
 from .chunks import lengths_before, steps
 from .messages import Budget
 from .output_model import Op, OutputModel

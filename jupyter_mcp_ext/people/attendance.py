@@ -1,6 +1,6 @@
 """Whether a person is using this server now, so that the loop gate holds agents back only for one.
 
-The gate (``gate.py``) keeps agents to a share of the event loop so that a person's typing, file
+The gate (``loop/gate.py``) keeps agents to a share of the event loop so that a person's typing, file
 browser and kernels are served first. With nobody but agents on the server there is nobody to serve
 first, and holding a lone agent back would only make it slower. A person is taken to be here while
 a collaboration room has a client (a notebook or file open in a JupyterLab tab) or a request other

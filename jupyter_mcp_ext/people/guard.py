@@ -18,7 +18,7 @@ from jupyter_core.utils import ensure_async
 
 from ..errors import ToolError
 from ..services import Services
-from . import shown
+from . import approval_cards
 from .agents import principal_of
 from .approvals import Approval, Approvals
 from .journal import Journal
@@ -129,7 +129,7 @@ class Guard:
 
     async def _approval(self, spec: Any, call: Any, args: Any, caller: Caller, kind: str) -> None:
         """Wait for a person to approve what they are shown; the call then does that or nothing."""
-        what = await shown.describe(self.services, spec, args)
+        what = await approval_cards.describe(self.services, spec, args)
         path = getattr(args, "path", None)
         approval = Approval(caller.id, caller.client, spec.name, path, kind, what.code, what.change)
         approval.principal = principal_of(call.request, call.handler) or caller.user
@@ -149,7 +149,7 @@ class Guard:
             await self.approvals.wait(approval, report)
         finally:
             agents.set_state(caller.agent, was)
-        await shown.confirm(self.services, spec, what)
+        await approval_cards.confirm(self.services, spec, what)
         call.shown_cells = what.cells  # the tool compares them with what it reads, as it acts
 
     async def _own_run(self, call: Any, args: Any) -> bool:

@@ -15,8 +15,8 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from ..documents import applied as applied_edits
 from ..documents import cells as nb
+from ..documents import own_edits
 from ..documents.paths import api_path
 from ..errors import ToolError
 from ..services import Services
@@ -52,11 +52,11 @@ class Recorder:
         self._notebook_changes: list[Change] | None = None
         self._named: str | None = None  # the path of a CELLS_ONLY call that opened nothing, normalised
         self._raw: str | None = None
-        self.applied = applied_edits.Applied()  # what the call's edits applied, noted as they did
+        self.applied = own_edits.Applied()  # what the call's edits applied, noted as they did
 
-    def recording(self) -> contextlib.AbstractContextManager[applied_edits.Applied]:
+    def recording(self) -> contextlib.AbstractContextManager[own_edits.Applied]:
         """Around the tool's run: its edits note what they applied here."""
-        return applied_edits.recording(self.applied)
+        return own_edits.recording(self.applied)
 
     def opened(self, path: str, doc: Any) -> None:
         """The tool opened a notebook: keep how it is before the tool changes it (the first open)."""

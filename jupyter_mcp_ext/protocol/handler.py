@@ -22,7 +22,7 @@ from tornado import web
 from ..auth.handlers import resource_metadata_url
 from ..auth.principal import AgentUser, CredentialAuthorizer, agent_token, authenticate
 from ..auth.tokens import TokenStore
-from ..gate import LoopGate
+from ..loop.gate import LoopGate
 from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
 

@@ -25,8 +25,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
-from ..asgi_scope import http_scope
 from ..people.agents import AgentDirectory
+from .asgi import http_scope
 from .events import MemoryEventStore, session_scope
 from .responses import answer_as, wants_stream
 from .sessionless import SessionlessClients

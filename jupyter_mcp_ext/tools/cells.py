@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..documents import activity, blank, values
+from ..documents import activity, blank, storable
 from ..documents import cells as nb
 from ..documents.merge import describe_conflicts, edits, lines_text, merge
 from ..documents.revisions import cell_scope, revision
@@ -144,11 +144,11 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
     if args.cell_type is not None:
         nb.check_cell_type(args.cell_type)
     if args.metadata is not None:
-        values.check_storable(args.metadata)
+        storable.check_storable(args.metadata)
     limit = ctx.services.limits.max_source_chars
     for text in (args.source, args.new_string):
         if text is not None:
-            values.check_source_size(text, limit)
+            storable.check_source_size(text, limit)
     path, doc = await ctx.open_notebook(args.path)
     i = nb.find(doc, args.cell_id)
     scope = cell_scope(path, nb.ids(doc)[i])

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..documents import activity
 from ..errors import ToolError
-from ..people.shown import confirm_cells
+from ..people.approval_cards import confirm_cells
 from .authz import is_allowed
 
 if TYPE_CHECKING:
