@@ -40,7 +40,7 @@ class AccessEnded(ToolError):
     """The Hub no longer lets this agent's person use this server: what the agent is told."""
 
 
-class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
+class HubAgentRights(LoggingConfigurable):
     """The people's Hub logins on this server and the Hub's latest answers about them."""
 
     recheck_seconds = Float(

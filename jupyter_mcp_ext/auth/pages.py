@@ -52,7 +52,8 @@ def environment(handler: Any) -> Environment:
     known = _environments.get(id(base))
     if known is None or known[0] is not base:
         ours = base.overlay(
-            loader=ChoiceLoader([FileSystemLoader(str(TEMPLATES)), base.loader]), autoescape=True
+            loader=ChoiceLoader([FileSystemLoader(str(TEMPLATES)), base.loader]),  # type: ignore[list-item]  # Jupyter's environment has one
+            autoescape=True,
         )
         known = _environments[id(base)] = (base, ours)
     return known[1]

@@ -27,8 +27,12 @@ CHANGED = (
     "{tool} was refused: {what} changed after the person was asked to approve it, so it is no longer "
     "what they approved. Nothing was done. Call again to ask them about what is there now."
 )
-FILE_TARGETS = {"write_file": ("path",), "edit_file": ("path",), "delete_path": ("path",)}
-FILE_TARGETS["rename_path"] = ("path", "new_path")
+FILE_TARGETS: dict[str, tuple[str, ...]] = {
+    "write_file": ("path",),
+    "edit_file": ("path",),
+    "delete_path": ("path",),
+    "rename_path": ("path", "new_path"),
+}
 
 
 @dataclass
@@ -98,7 +102,7 @@ async def fingerprint(services: Services, path: str) -> Any:
         api = await api_path(path, contents)
     except ToolError:
         return ("unusable", path)  # the tool refuses it with its own message
-    text: str | None = None
+    text: str | tuple[Any, ...] | None = None
     if api.endswith(".ipynb"):
         api = canonical(api, contents)
         doc = await services.text_documents.live_document(api, "notebook", "json")
@@ -113,8 +117,8 @@ async def fingerprint(services: Services, path: str) -> Any:
             text = await _saved(services, api)
         except HTTPError as err:
             return None if err.status_code == 404 else ("unreadable", err.status_code)
-        if not isinstance(text, str):
-            return text
+    if not isinstance(text, str):
+        return text
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
+from ..agents.directory import principal_of
 from ..errors import ToolError
 from ..services import Services
 from . import approval_cards
-from .agents import principal_of
 from .approvals import Approval, Approvals
 from .journal import Journal
 from .policy import Policy, kind_of
@@ -33,7 +33,7 @@ STOP_GRACE = 2.0  # seconds a stopped call has to answer before the sessions end
 class Caller:
     """Who makes a call: the agent (an MCP session), the name people know it by and the Jupyter user."""
 
-    agent: Any  # people.agents.Agent
+    agent: Any  # agents.directory.Agent
     id: str
     client: str
     user: str

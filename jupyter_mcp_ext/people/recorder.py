@@ -177,13 +177,19 @@ class Recorder:
         after = await self._text(path)
         stamp = f.get("stamp")
         if stamp is not None:  # a file too large (or binary) to keep was there: never a creation
-            now = await self._stamp(path)
-            if now == stamp:
+            stamped = await self._stamp(path)
+            if stamped == stamp:
                 return []
             undo = {"path": path, "revertible": False, "why": NOT_KEPT}
             was = f"({_bytes(stamp[0])}, not kept)"
             return [
-                Change("file", None, was, after if after is not None else f"({_bytes(now and now[0])})", undo)
+                Change(
+                    "file",
+                    None,
+                    was,
+                    after if after is not None else f"({_bytes(stamped and stamped[0])})",
+                    undo,
+                )
             ]
         if after is None or after == f["text"]:
             return []

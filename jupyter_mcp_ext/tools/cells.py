@@ -15,7 +15,7 @@ from ..errors import ToolError
 from . import outputs
 from .people import with_people, with_undone
 from .shapes import NewCell, check_new_cells
-from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from .toolkit import Args, ToolContext, ToolResult, ToolSpec, arr, obj, tool
 
 
 class ReadCells(Args):
@@ -82,8 +82,8 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
         images=budget.images,
         view={"path": path, "cells": shown} if ctx.view else None,
     )
-    whole = not args.cell_ids and args.start is None and args.end is None
-    result = with_undone(ctx, path, None if whole else {c["id"] for c in cells}, result)
+    every = not args.cell_ids and args.start is None and args.end is None
+    result = with_undone(ctx, path, None if every else {c["id"] for c in cells}, result)
     return with_people(ctx, path, doc, result)
 
 
@@ -284,4 +284,4 @@ async def clear_outputs(ctx: ToolContext, args: ClearOutputs) -> ToolResult:
     return ToolResult(f"Cleared outputs of {cleared} cells in {path}.", {"cleared": cleared})
 
 
-TOOLS = [read_cells, insert_cells, update_cell, delete_cells, move_cell, clear_outputs]
+TOOLS: list[ToolSpec[Any]] = [read_cells, insert_cells, update_cell, delete_cells, move_cell, clear_outputs]

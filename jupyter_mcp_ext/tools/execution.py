@@ -11,13 +11,13 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from pydantic import Field
 
+from ..agents.directory import principal_of
 from ..documents import cells as nb
 from ..documents import storable
 from ..errors import ToolError
 from ..kernels.runs import Run
-from ..people.agents import principal_of
 from . import outputs
-from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from .toolkit import Args, ToolContext, ToolResult, ToolSpec, arr, obj, tool
 
 RUN_RESULT = obj(
     execution_id="string", status="string", cells=arr("object"), error=["object", "null"], truncated="object"
@@ -281,4 +281,4 @@ def _last_line(run: Run) -> str:
     return ""
 
 
-TOOLS = [execute_cells, insert_and_execute, execute_code, get_execution]
+TOOLS: list[ToolSpec[Any]] = [execute_cells, insert_and_execute, execute_code, get_execution]

@@ -73,7 +73,7 @@ class ToolContext:
     view: bool = False  # the client renders views (MCP Apps): tools that show cells fill ``ToolResult.view``
     held: list[str] = field(default_factory=list)  # rooms this call keeps open until it ends (``release``)
     rooms: dict[str, str] = field(default_factory=dict)  # API path -> room id of each notebook it opened
-    agent: Any = None  # the calling agent (people.agents.Agent), found once as the call came in
+    agent: Any = None  # the calling agent (agents.directory.Agent), found once as the call came in
     journal: Any = None  # people.journal.Journal: what people undid of this agent's changes (``with_undone``)
 
     def confirm_shown(self, tool: str, cells: list[tuple[str, str]]) -> None:

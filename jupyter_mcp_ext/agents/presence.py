@@ -31,8 +31,8 @@ from ..documents import awareness as in_room
 from ..documents import cells as nb
 from ..documents.paths import api_path
 from ..errors import ToolError
-from .agents import Agent, AgentDirectory, Change
 from .cursors import caret_at_end, cell_of
+from .directory import Agent, AgentDirectory, Change
 
 log = logging.getLogger(__name__)
 
