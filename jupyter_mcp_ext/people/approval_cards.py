@@ -22,11 +22,8 @@ from ..documents import cells as nb
 from ..documents.paths import api_path, canonical
 from ..errors import ToolError
 from ..services import Services
+from ..tools.toolkit import CHANGED
 
-CHANGED = (
-    "{tool} was refused: {what} changed after the person was asked to approve it, so it is no longer "
-    "what they approved. Nothing was done. Call again to ask them about what is there now."
-)
 FILE_TARGETS: dict[str, tuple[str, ...]] = {
     "write_file": ("path",),
     "edit_file": ("path",),
@@ -85,12 +82,6 @@ async def confirm(services: Services, spec: Any, shown: Shown) -> None:
     for path, before in shown.targets.items():
         if await fingerprint(services, path) != before:
             raise ToolError(CHANGED.format(tool=spec.name, what=f"'{path}'"))
-
-
-def confirm_cells(tool: str, shown: list[tuple[str, str]], now: list[tuple[str, str]]) -> None:
-    """Refuse when the cells a tool is about to act on are not those a person approved."""
-    if now != shown:
-        raise ToolError(CHANGED.format(tool=tool, what="the cells (their source, or which cells there are)"))
 
 
 async def fingerprint(services: Services, path: str) -> Any:

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict
 
 from ..documents import activity
 from ..errors import ToolError
-from ..people.approval_cards import confirm_cells
 from .authz import is_allowed
 
 if TYPE_CHECKING:
@@ -58,6 +57,20 @@ class TaskHooks(Protocol):
     for its run to end and reports progress as the task's status, not on the request's stream."""
 
     async def progress(self, message: str) -> None: ...
+
+
+# What an agent reads when a person approved other cells or files than the call acts on now (the cells
+# here, the files in ``people/approval_cards.py``).
+CHANGED = (
+    "{tool} was refused: {what} changed after the person was asked to approve it, so it is no longer "
+    "what they approved. Nothing was done. Call again to ask them about what is there now."
+)
+
+
+def confirm_cells(tool: str, shown: list[tuple[str, str]], now: list[tuple[str, str]]) -> None:
+    """Refuse when the cells a tool is about to act on are not those a person approved."""
+    if now != shown:
+        raise ToolError(CHANGED.format(tool=tool, what="the cells (their source, or which cells there are)"))
 
 
 @dataclass
