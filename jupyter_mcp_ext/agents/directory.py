@@ -334,7 +334,8 @@ def person_of(handler: Any) -> dict[str, Any]:
     hub = getattr(user, "hub_user", None)
     if not isinstance(hub, Mapping):
         return {"name": name, "display_name": display, "color": None, "hub": False}
-    info = hub.get("user_info") if isinstance(hub.get("user_info"), Mapping) else {}
+    user_info = hub.get("user_info")
+    info: Mapping[str, Any] = user_info if isinstance(user_info, Mapping) else {}
     name = hub.get("name") or name
     display = hub.get("display_name") or info.get("display_name") or display or name
     color = hub.get("color") or info.get("color") or getattr(user, "color", None)

@@ -260,6 +260,7 @@ class Presence:
         if room is None or not room.clients:
             self._last_cells.pop(room_id or "", None)
             return []
+        assert room_id is not None  # a room was found by it
         found: dict[str, dict[str, Any]] = {}
         last_cells = self._last_cells.setdefault(room_id, {})
         states = in_room.people(room.awareness)

@@ -157,11 +157,10 @@ class HubAgentRights(LoggingConfigurable):
     def _end(self, handler: Any, person: str) -> None:
         """Revoke every credential ``person`` allowed here through the Hub; forget their login."""
         store = getattr(handler, "tokens", None)
-        ended = (
-            [c.id for c in store.mine() if c.user == person and c.permissions is not None] if store else []
-        )
-        for credential_id in ended:
-            store.revoke(credential_id)
+        if store:
+            ended = [c.id for c in store.mine() if c.user == person and c.permissions is not None]
+            for credential_id in ended:
+                store.revoke(credential_id)
         self.logins.pop(person, None)
         self._answers.pop(person, None)
         self.log.warning(
