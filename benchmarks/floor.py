@@ -33,7 +33,7 @@ class FloorHandler(APIHandler):
 
 
 class GateHandler(APIHandler):
-    """The MCP gate's counters (``jupyter_mcp_ext.gate``): how much loop CPU MCP used, who waited."""
+    """The MCP gate's counters (``jupyter_mcp_ext.loop.gate``): how much loop CPU MCP used, who waited."""
 
     auth_resource = "contents"
 

@@ -11,18 +11,20 @@ from typing import TYPE_CHECKING
 
 from jupyter_server.utils import url_path_join
 
-from . import startup_heap
 from .api.events import ActivityEvents
+from .cli.endpoint import startup_line
 from .documents.update_store import UpdateStores, default_update_store
-from .endpoint import startup_line
 from .labextension_check import panel_missing
+from .loop import startup_heap
 from .routes import Conflict, LazyRoutes, conflicts
 from .settings import MCPSettings
 
 if TYPE_CHECKING:
+    from jupyter_server.serverapp import ServerApp
+
     from .api.panel import Panel
     from .auth.tokens import TokenStore
-    from .gate import LoopGate
+    from .loop.gate import LoopGate
     from .people.attendance import Attendance
     from .protocol.tasks import TaskBoard
     from .protocol.transport import MCPTransport
@@ -37,7 +39,7 @@ class MCPExtensionApp(MCPSettings):
     load_other_extensions = True
     _runtime: Runtime | None = None
 
-    def _link_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
+    def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         # ExtensionApp's link hook, before collaboration's (extensions link in name order).
         super()._link_jupyter_server_extension(serverapp)
         default_update_store(serverapp.config)
@@ -48,7 +50,7 @@ class MCPExtensionApp(MCPSettings):
         if self._runtime is None:
             from .runtime import Runtime  # the MCP SDK, the tools, OAuth: only now
 
-            self._runtime = Runtime(self)
+            self._runtime = Runtime(self, self.events, self.route_conflicts)
             if self.freeze_startup_objects:  # what it built lives as long as the server, as at start
                 startup_heap.freeze()
         return self._runtime
@@ -105,7 +107,7 @@ class MCPExtensionApp(MCPSettings):
         lazy = LazyRoutes(web_app, self.prefixes(), lambda: self.runtime.routes(self))
         web_app.add_handlers(".*$", [(r".*", lazy)])
 
-    async def _start_jupyter_server_extension(self, serverapp) -> None:  # type: ignore[no-untyped-def]
+    async def _start_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         # ExtensionApp's start hook: it runs once the loop is up, after the server's own URL lines.
         if self.freeze_startup_objects:  # every extension has loaded: what exists now lives on
             frozen, took = startup_heap.freeze()

@@ -69,7 +69,7 @@ def conflicts(web_app: Any, path: str, ours: tuple[type, ...], extensions: list[
     found: list[Conflict] = []
     taken = False  # Tornado answers with the first rule that matches
     for rule in (r for host in added for r in _path_rules(host.target)):
-        if not rule.matcher.regex.match(path):
+        if not rule.matcher.regex.match(path):  # type: ignore[attr-defined]  # a PathMatches: Matcher does not declare it
             continue
         handler = rule.target
         if isinstance(handler, LazyRoutes):  # ours, built on first use

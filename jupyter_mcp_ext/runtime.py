@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from jupyter_server.utils import url_path_join
 
+from .agents.directory import AgentDirectory
+from .agents.presence import Presence
 from .api.agents import routes as agent_routes
+from .api.events import ActivityEvents
 from .api.handlers import routes as panel_routes
 from .api.panel import Panel
 from .api.review import routes as review_routes
@@ -27,32 +31,33 @@ from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.secrets import DeniedFiles
 from .documents.text_files import TextDocumentService
-from .gate import LoopGate
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .labextension_check import panel_missing
 from .limits import Limits
-from .people.agents import AgentDirectory
+from .loop.gate import LoopGate
 from .people.attendance import Attendance
 from .people.oversight import build_oversight
-from .people.presence import Presence
 from .protocol.handler import OAUTH_DISCOVERY_ROUTES, MCPHandler, NoOAuthHandler, body_limit
 from .protocol.server import build_server
 from .protocol.tasks import TaskBoard
 from .protocol.transport import MCPTransport
+from .routes import Conflict
 from .services import Services
+from .settings import MCPSettings
 from .tools import ALL, conformance
-
-if TYPE_CHECKING:
-    from .app import MCPExtensionApp
 
 Route = tuple[str, type, dict[str, Any]]
 
 
 class Runtime:
-    """The extension at work, built from the app's settings once something uses it."""
+    """The extension at work, built from the app's settings once something uses it.
 
-    def __init__(self, app: MCPExtensionApp):
+    ``app`` is the extension app (its settings and server), ``events`` the panel's activity events,
+    registered at start, and ``conflicts`` the other extensions routing the endpoint's path.
+    """
+
+    def __init__(self, app: MCPSettings, events: ActivityEvents, conflicts: Callable[[], list[Conflict]]):
         serverapp = app.serverapp
         assert serverapp is not None
         denied = DeniedFiles(app.denied_files)
@@ -118,8 +123,6 @@ class Runtime:
             time_slice=app.mcp_loop_slice_ms / 1000,
             waiting_share=app.mcp_loop_waiting_share,
         )
-        self.attendance.on_wait = self.gate.person_waits
-        events = app.events
         oversight = build_oversight(
             self.services,
             events.emit,
@@ -156,20 +159,21 @@ class Runtime:
             url_path_join(serverapp.base_url, "mcp"),
             server=app._server_identity(),
             legacy=app._legacy_agents_path(),
+            checked=frozenset(pair for spec in tools for pair in spec.permissions),
         )
-        self.tokens.checked = frozenset(pair for spec in tools for pair in spec.permissions)
         self.panel = Panel(
             oversight,
             self.transport,
             events,
             self.services,
             path=app.path,
-            conflicts=app.route_conflicts,
+            conflicts=conflicts,
             notices=lambda: [n for n in [panel_missing(serverapp)] if n],
         )
-        self.attendance.listen(serverapp.web_app)  # a person's requests from now on
+        # A person's requests from now on, each start and end of their waiting told to the gate.
+        self.attendance.listen(serverapp.web_app, on_wait=self.gate.person_waits)
 
-    def routes(self, app: MCPExtensionApp) -> list[Route]:
+    def routes(self, app: MCPSettings) -> list[Route]:
         """Every route, in the order Tornado must try them."""
         serverapp = app.serverapp
         assert serverapp is not None

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .agents.directory import AgentDirectory
+from .agents.presence import Presence
 from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
 from .documents.text_files import TextDocumentService
 from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .limits import Limits
-from .people.agents import AgentDirectory
-from .people.presence import Presence
 
 
 @dataclass

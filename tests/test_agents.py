@@ -13,7 +13,7 @@ from jupyter_server.auth import User
 from mcp_types import Implementation
 from traitlets.config import Config
 
-from jupyter_mcp_ext.people.agents import AgentDirectory, initials, person_of
+from jupyter_mcp_ext.agents.directory import AgentDirectory, initials, person_of
 
 from .mcp_client import STATELESS, connect, ok
 from .runs import start_sleeper

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pycrdt import Array, Assoc, Doc, Map, StickyIndex, Text
 
-from jupyter_mcp_ext.people.cursors import caret_at_end, cell_of, relative
+from jupyter_mcp_ext.agents.cursors import caret_at_end, cell_of, relative
 
 
 def notebook(*sources: str) -> tuple[Doc, list[Text]]:

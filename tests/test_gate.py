@@ -21,7 +21,7 @@ import httpx
 import nbformat
 import pytest
 
-from jupyter_mcp_ext.gate import BURST, LoopGate
+from jupyter_mcp_ext.loop.gate import BURST, LoopGate
 
 from .mcp_client import RAW_HEADERS, connect, raw_session
 from .yclient import YPeer

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from jupyter_mcp_ext.gate import LoopGate
+from jupyter_mcp_ext.loop.gate import LoopGate
 
 from .test_gate import start_a_task_that_cleans_up
 

@@ -11,7 +11,7 @@ import asyncio
 import time
 from types import SimpleNamespace
 
-from jupyter_mcp_ext.gate import BURST, LoopGate
+from jupyter_mcp_ext.loop.gate import BURST, LoopGate
 from jupyter_mcp_ext.people import attendance as attendance_module
 from jupyter_mcp_ext.people.attendance import STALE, Attendance
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 PANEL = "#jupyter-mcp-ext-panel"
-HAS_PRESENCE = importlib.util.find_spec("jupyter_mcp_ext.people.agents") is not None
+HAS_PRESENCE = importlib.util.find_spec("jupyter_mcp_ext.agents.directory") is not None
 needs_presence = pytest.mark.skipif(
     not HAS_PRESENCE, reason="agent presence (people/agents.py) not merged yet"
 )

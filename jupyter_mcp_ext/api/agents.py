@@ -13,9 +13,9 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
+from ..agents.directory import person_of
 from ..auth.principal import permissions_of
 from ..auth.tokens import POLICIES, TokenStore
-from ..people.agents import person_of
 from .handlers import PanelHandler
 from .panel import Panel
 
@@ -23,7 +23,7 @@ from .panel import Panel
 class AgentsHandler(PanelHandler):
     auth_resource = "kernels"
 
-    def initialize(self, panel: Panel, tokens: TokenStore) -> None:  # type: ignore[override]
+    def initialize(self, panel: Panel, tokens: TokenStore) -> None:  # type: ignore[override]  # Tornado passes the route's kwargs
         super().initialize(panel)
         self.tokens = tokens
 
@@ -71,7 +71,7 @@ class AgentsHandler(PanelHandler):
 class AgentHandler(AgentsHandler):
     @web.authenticated
     @authorized
-    async def post(self, credential_id: str) -> None:  # type: ignore[override]
+    async def post(self, credential_id: str) -> None:
         await self._may_run_code()
         policy = self.body().get("policy")
         if policy not in POLICIES:

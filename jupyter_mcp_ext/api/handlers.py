@@ -16,9 +16,9 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from ..agents.directory import person_of
 from ..auth.principal import agent_token
 from ..documents.paths import without_root
-from ..people.agents import person_of
 from ..people.policy import MODES
 from ..people.review import ReviewConflict
 from .panel import Panel
@@ -33,7 +33,7 @@ class PanelHandler(APIHandler):
     def initialize(self, panel: Panel) -> None:
         self.panel = panel
 
-    async def prepare(self) -> None:  # type: ignore[override]
+    async def prepare(self) -> None:  # type: ignore[override]  # a coroutine, as Tornado allows; its stub says Awaitable | None
         # Jupyter does not know agent tokens (so it refuses them anyway); refused first, and said so.
         if agent_token(self.request.headers) is not None:
             raise web.HTTPError(403, "Agent credentials cannot use the MCP panel's API; only people can.")

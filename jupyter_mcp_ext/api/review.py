@@ -14,7 +14,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from ..people.agents import person_of
+from ..agents.directory import person_of
 from ..people.originals import diff_of
 from ..people.review import NotFound, Review, ReviewConflict
 from .handlers import PanelHandler, _int

@@ -7,7 +7,7 @@ person's Jupyter token, and Claude Code's command line is not among them.
 
 from __future__ import annotations
 
-from ..setups import HEADER_HOSTS, HOSTS, config_text
+from ..cli.host_setups import HEADER_HOSTS, HOSTS, config_text
 
 TOKEN = "<TOKEN>"
 

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from jupyter_server.utils import url_path_join
 
-from ..endpoint import hub_endpoint
+from ..cli.endpoint import hub_endpoint
 
 META_KEY = "jupyter-mcp-ext/view"
 """The result ``_meta`` key the view reads its cells from."""

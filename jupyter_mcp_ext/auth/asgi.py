@@ -1,4 +1,8 @@
-"""Run one of the SDK's Starlette request handlers for a Tornado request (the OAuth endpoints).
+"""The SDK's Starlette apps serving Tornado requests: a request's ASGI scope (``http_scope``, which the
+MCP transport uses too), and one of the SDK's request handlers run for it (``serve``: the OAuth
+endpoints).
+
+Here, below the MCP edge (``protocol/``), because both the edge and the OAuth endpoints use it.
 
 The request's body is already read (small: the caller bounds it); the handler's Response is an
 ASGI app whose messages are written back to the Tornado handler, unless the Tornado handler's
@@ -13,10 +17,29 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 from tornado import web
-
-from ..asgi_scope import http_scope
+from tornado.httputil import HTTPServerRequest
 
 Message = MutableMapping[str, Any]
+
+
+def http_scope(request: HTTPServerRequest, **extra: Any) -> dict[str, Any]:
+    host, _, port = request.host.partition(":")
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": request.version.removeprefix("HTTP/"),
+        "method": request.method,
+        "scheme": request.protocol,
+        "path": request.path,
+        "raw_path": request.path.encode("latin-1"),
+        "query_string": request.query.encode("latin-1"),
+        "root_path": "",
+        "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.get_all()],
+        "client": (request.remote_ip, 0),
+        "server": (host, int(port) if port.isdigit() else None),
+        "state": {},
+        **extra,
+    }
 
 
 async def serve(handler: web.RequestHandler, endpoint: Callable[[Request], Awaitable[Response]]) -> None:

@@ -90,7 +90,7 @@ def _allowed(address: str, loopback: bool) -> bool:
 class PublicResolver(Resolver):
     """Resolves as usual, then keeps only addresses that may be fetched; none left is an error."""
 
-    def initialize(self, loopback: bool = False) -> None:  # type: ignore[override]
+    def initialize(self, loopback: bool = False) -> None:
         self.loopback = loopback
         self.inner = DefaultLoopResolver()
 

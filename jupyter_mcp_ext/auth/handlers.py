@@ -68,7 +68,7 @@ class OAuthEndpoint(JupyterHandler):
     def check_xsrf_cookie(self) -> None:
         return  # nothing here trusts a cookie
 
-    async def prepare(self) -> None:  # type: ignore[override]
+    async def prepare(self) -> None:  # type: ignore[override]  # a coroutine, as Tornado allows; its stub says Awaitable | None
         if not self.check_host():
             raise web.HTTPError(403)
         declared = self.request.headers.get("Content-Length", "0")

@@ -40,7 +40,7 @@ class AccessEnded(ToolError):
     """The Hub no longer lets this agent's person use this server: what the agent is told."""
 
 
-class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
+class HubAgentRights(LoggingConfigurable):
     """The people's Hub logins on this server and the Hub's latest answers about them."""
 
     recheck_seconds = Float(
@@ -157,11 +157,10 @@ class HubAgentRights(LoggingConfigurable):  # type: ignore[misc]
     def _end(self, handler: Any, person: str) -> None:
         """Revoke every credential ``person`` allowed here through the Hub; forget their login."""
         store = getattr(handler, "tokens", None)
-        ended = (
-            [c.id for c in store.mine() if c.user == person and c.permissions is not None] if store else []
-        )
-        for credential_id in ended:
-            store.revoke(credential_id)
+        if store:
+            ended = [c.id for c in store.mine() if c.user == person and c.permissions is not None]
+            for credential_id in ended:
+                store.revoke(credential_id)
         self.logins.pop(person, None)
         self._answers.pop(person, None)
         self.log.warning(

@@ -17,7 +17,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader
 from jupyter_server.utils import url_path_join
 from markupsafe import Markup
 
-from ..people.hidden import has_hidden, is_hidden
+from ..people.hidden_chars import has_hidden, is_hidden
 
 TEMPLATES = Path(__file__).with_name("templates")
 PERSON_PATHS = ("oauth/authorize", "oauth/consent")  # under base_url: opened in a person's browser
@@ -52,7 +52,8 @@ def environment(handler: Any) -> Environment:
     known = _environments.get(id(base))
     if known is None or known[0] is not base:
         ours = base.overlay(
-            loader=ChoiceLoader([FileSystemLoader(str(TEMPLATES)), base.loader]), autoescape=True
+            loader=ChoiceLoader([FileSystemLoader(str(TEMPLATES)), base.loader]),  # type: ignore[list-item]  # Jupyter's environment has one
+            autoescape=True,
         )
         known = _environments[id(base)] = (base, ours)
     return known[1]
@@ -71,7 +72,7 @@ def token(char: str) -> str:
 
 def visible(text: str) -> Markup:
     """``text`` escaped, each invisible or control character as a marked ``⟨U+…⟩`` token (the set the
-    panel marks: ``people/hidden.py``), so a name cannot hide itself or reverse what follows it."""
+    panel marks: ``people/hidden_chars.py``), so a name cannot hide itself or reverse what follows it."""
     out = []
     for char in text:
         if is_hidden(char, line_breaks=True):

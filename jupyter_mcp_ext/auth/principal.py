@@ -21,7 +21,7 @@ from .tokens import PREFIX, Credential, TokenStore
 _BEARER = re.compile(r"bearer\s+(\S+)\s*$", re.IGNORECASE)
 
 
-class AgentUser(User):  # type: ignore[misc]
+class AgentUser(User):
     """The Jupyter user an agent acts for, carrying the agent's credential.
 
     ``username`` is the person's (the journal and presence say whose agent it is); ``credential``
@@ -76,7 +76,7 @@ async def permissions_of(handler: Any, pairs: frozenset[tuple[str, str]]) -> lis
     return allowed
 
 
-class CredentialAuthorizer(Authorizer):  # type: ignore[misc]
+class CredentialAuthorizer(Authorizer):
     """An agent may do what its person could when they let it in (their policy applies on top) and,
     under JupyterHub, what the Hub lets the person do now.
 

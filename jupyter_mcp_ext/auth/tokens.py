@@ -81,13 +81,21 @@ class TokenStore:
     another's. ``resource`` is this server's MCP path (``<base_url>mcp``).
     """
 
-    def __init__(self, path: Path, resource: str, *, server: str | None = None, legacy: Path | None = None):
+    def __init__(
+        self,
+        path: Path,
+        resource: str,
+        *,
+        server: str | None = None,
+        legacy: Path | None = None,
+        checked: frozenset[tuple[str, str]] = frozenset(),
+    ):
         self.path = path
         self.resource = resource
         self.server = server or resource
         self.credentials: dict[str, Credential] = {}  # this server's, as last read (one object per id)
         self.clients: dict[str, dict[str, Any]] = {}  # OAuth clients registered here (RFC 7591)
-        self.checked: frozenset[tuple[str, str]] = frozenset()  # (resource, action) pairs tools ask for
+        self.checked = checked  # the (resource, action) pairs tools ask for
         self._db = store.open_store(path, legacy, self.server, resource)
         self.mine()
         query = "SELECT client_id, data FROM clients WHERE server = ?"

@@ -16,7 +16,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
 from ..errors import ToolError
-from . import activity, applied, values
+from . import activity, own_edits, storable
 from .cell_ids import cell_at as cell_at
 from .cell_ids import find as find
 from .cell_ids import find_all as find_all
@@ -28,7 +28,7 @@ from .cell_ids import new_id as new_id
 from .cell_ids import position as position
 from .merge import Edit, edits
 from .splices import apply_edits, splice
-from .values import check_source_size
+from .storable import check_source_size
 
 CELL_TYPES = ("code", "markdown", "raw")
 
@@ -141,7 +141,7 @@ def as_json(doc: YNotebook) -> dict[str, Any]:
         return doc.get()
     except (OverflowError, ValueError):
         meta = doc.ydoc.get("meta", type=Map).to_py()
-        where = values.nonfinite_at({"cells": doc.ycells.to_py(), **(meta or {})})
+        where = storable.nonfinite_at({"cells": doc.ycells.to_py(), **(meta or {})})
         if where is None:
             raise
     raise ToolError(not_json(where))
@@ -175,7 +175,7 @@ def insert(doc: YNotebook, at: int, cells: list[dict[str, Any]]) -> list[str]:
                 cell.update(outputs=[], execution_count=None)
             ycell = doc.create_ycell(cell)
             doc.ycells.insert(at + offset, ycell)  # the map itself becomes the cell's handle
-            applied.inserted(cell_id, cell["source"])
+            own_edits.inserted(cell_id, cell["source"])
             new_ids.append(cell_id)
             new_cells.append(ycell)
         mark_dirty(doc)

@@ -76,11 +76,11 @@ def read_in_one_pass(doc: YNotebook) -> None:
     async def aget(deduplicate: bool = True) -> dict[str, Any]:
         live = ref()
         if live is None or not deduplicate:  # only get()'s own default has a one-pass twin
-            return await YNotebook.aget(live, deduplicate)  # type: ignore[arg-type]
+            return await YNotebook.aget(live, deduplicate)  # type: ignore[arg-type]  # None when collected: as jupyter_ydoc would fail
         await anyio.lowlevel.checkpoint()  # a pause, as jupyter_ydoc's read begins with one
         return notebook_content(live)
 
-    doc.aget = aget  # type: ignore[method-assign]
+    doc.aget = aget  # type: ignore[method-assign]  # this document's one-pass read, on purpose
 
 
 def _nulls(value: Any, path: Path, found: list[Path]) -> None:

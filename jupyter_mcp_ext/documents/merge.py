@@ -73,7 +73,8 @@ def hunks(old: str, new: str, *, semantic: bool = False) -> list[Edit]:
         dmp.diff_cleanupEfficiency(diffs)
     out: list[Edit] = []
     at = 0
-    start, removed, added = -1, 0, []
+    start, removed = -1, 0
+    added: list[str] = []
     for op, chunk in diffs:
         if op == 0:
             if start >= 0:

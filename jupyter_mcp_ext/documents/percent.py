@@ -27,7 +27,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..errors import ToolError
-from . import activity, values
+from . import activity, storable
 from . import cells as nb
 from .merge import Edit, describe_conflicts, edits, lines_text, merge
 from .revisions import revision
@@ -156,9 +156,9 @@ def check(text: str, *, max_source_chars: int) -> list[TextCell]:
     """The script's cells, or a ToolError (sizes, repeated ids) before anything is touched."""
     wanted = parse(text)
     for cell in wanted:
-        values.check_source_size(cell.source, max_source_chars)
-        values.check_storable(cell.metadata, "cell metadata")
-    values.check_source_size("".join(c.source for c in wanted), max_source_chars)
+        storable.check_source_size(cell.source, max_source_chars)
+        storable.check_storable(cell.metadata, "cell metadata")
+    storable.check_source_size("".join(c.source for c in wanted), max_source_chars)
     seen: set[str] = set()
     for cell in wanted:
         if cell.id is not None and cell.id in seen:

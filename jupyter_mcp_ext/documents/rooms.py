@@ -21,7 +21,7 @@ from pycrdt import Map
 from tornado.web import HTTPError
 
 from ..errors import ToolError
-from ..gate import unpaused
+from ..loop.gate import unpaused
 from . import collaboration
 from .blank import drop_filler
 from .cells import mark_dirty

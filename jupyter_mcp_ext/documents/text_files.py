@@ -21,7 +21,7 @@ from pycrdt import Text
 from tornado.web import HTTPError
 
 from ..errors import ToolError
-from . import activity, applied, collaboration
+from . import activity, collaboration, own_edits
 from .cells import mark_dirty
 from .merge import Edit, apply, describe_conflicts, edits, merge
 from .saving import SaveDeadline
@@ -154,7 +154,7 @@ class TextDocumentService:
             with activity.own_write(doc), doc.ydoc.transaction():
                 apply_edits(source, now, changes)
                 mark_dirty(doc)
-                applied.text(api, now, str(source))  # the journal's record: this change alone
+                own_edits.text(api, now, str(source))  # the journal's record: this change alone
             return Written(True, kept)
         kept = []
         if base is not None and await ensure_async(self.contents.file_exists(api)):
@@ -208,7 +208,7 @@ class TextDocumentService:
                 if new:
                     source.insert(byte_start, new)
             mark_dirty(current.live)
-            applied.text(current.path, text, str(source))
+            own_edits.text(current.path, text, str(source))
         return True
 
     async def read_bytes(self, api: str) -> tuple[str, str, bool]:

@@ -60,7 +60,7 @@ class UpdateStores:
         # (ours) the bare class, whose db_path is its default in the server's working directory.
         stores = [cls(path=PROBE, log=log)]
         if issubclass(cls, Configurable):
-            stores.append(cls(path=PROBE, log=log, config=ext.config))  # type: ignore[call-arg]
+            stores.append(cls(path=PROBE, log=log, config=ext.config))  # type: ignore[call-arg]  # a Configurable: it takes config
         by_file = {os.path.abspath(s.db_path): s for s in stores if s.db_path != ":memory:"}
         return list(by_file.values())
 

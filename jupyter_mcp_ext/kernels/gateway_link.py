@@ -18,7 +18,7 @@ import logging
 import socket
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
@@ -32,9 +32,6 @@ from ..errors import ToolError
 from .link import KernelLink
 from .messages import LARGE
 
-if TYPE_CHECKING:
-    from .sessions import KernelService
-
 log = logging.getLogger(__name__)
 
 # A kernel sends what a cell printed between two flushes as one message, and the gateway relays it
@@ -45,23 +42,31 @@ _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
 _HEAD = 65536  # header, parent header and metadata come before the content; buffers and channel after
 
 
-async def open_link(service: KernelService, kernel_id: str) -> KernelLink:
-    """A connected, ready link on a gateway kernel; one per kernel, however many ask at once."""
-    client = GatewayKernelClient(
-        service.gateway,
-        kernel_id,
-        keep_chars=service.keep_chars,
-        on_died=lambda: service._announce(kernel_id, "died"),
-    )
+async def open_link(
+    gateway: Any,
+    kernel_id: str,
+    *,
+    keep_chars: int,
+    on_died: Callable[[], None],
+    on_ready: Callable[[], None],
+    keep: Callable[[KernelLink], KernelLink],
+) -> KernelLink:
+    """A connected, ready link on a gateway kernel; one per kernel, however many ask at once.
+
+    ``gateway`` is the server's GatewayClient. ``on_ready`` is told once the kernel answered (a slow
+    start is not idleness); ``keep`` keeps the link for the kernel and gives back the one kept, which
+    is another when a concurrent call's link was kept first (this one's connection is then closed).
+    """
+    client = GatewayKernelClient(gateway, kernel_id, keep_chars=keep_chars, on_died=on_died)
     try:
         await client.connect(timeout=60)
     except Exception as err:
         client.stop_channels()
         raise ToolError(
-            f"The kernel did not answer through the gateway ({service.gateway.url}): {err}. Try restart_kernel."
+            f"The kernel did not answer through the gateway ({gateway.url}): {err}. Try restart_kernel."
         ) from err
-    service.touch(kernel_id)  # a slow start is not idleness
-    link = service._links.setdefault(kernel_id, KernelLink(kernel_id, client))
+    on_ready()
+    link = keep(KernelLink(kernel_id, client))
     if link.client is client:
         client.route = link.route
     else:

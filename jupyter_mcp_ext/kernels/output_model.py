@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..documents.run_outputs import Op
-from ..documents.values import storable
+from ..documents.storable import storable
 
 
 def fold_line(line: str) -> str:

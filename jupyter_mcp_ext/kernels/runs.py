@@ -22,7 +22,7 @@ from ..documents import cells as nb
 from ..documents import run_outputs
 from ..documents.rooms import DocumentService
 from ..errors import ToolError
-from ..gate import yield_turn
+from ..loop.gate import yield_turn
 from .chunks import lengths_before, steps
 from .messages import Budget
 from .output_model import Op, OutputModel
@@ -68,7 +68,7 @@ class Run:
     kernel_id: str
     cells: list[CellRun]
     stop_on_error: bool
-    # Who started it (``people.agents.principal_of``: an agent credential, or the person's token or
+    # Who started it (``agents.directory.principal_of``: an agent credential, or the person's token or
     # login): only they see it with get_execution, or learn its id.
     owner: str | None = None
     started: float = field(default_factory=time.monotonic)

@@ -111,7 +111,14 @@ class KernelService:
             await self.forget_link(kernel_id)
         if self.gateway is not None:  # a remote kernel: the gateway's own client is unusable
             with self._waiting_for(kernel_id):
-                return await open_link(self, kernel_id)
+                return await open_link(
+                    self.gateway,
+                    kernel_id,
+                    keep_chars=self.keep_chars,
+                    on_died=lambda: self._announce(kernel_id, "died"),
+                    on_ready=lambda: self.touch(kernel_id),
+                    keep=lambda link: self._links.setdefault(kernel_id, link),
+                )
         kernel = self.kernels.get_kernel(kernel_id)
         client = kernel.client()
         client.session.session = f"jupyter-mcp-ext-{uuid.uuid4().hex}"

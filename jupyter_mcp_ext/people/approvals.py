@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ToolError
-from .hidden import has_hidden
+from .hidden_chars import has_hidden
 from .journal import iso
 
 PROGRESS_EVERY = 5.0  # seconds between progress reports to a waiting agent

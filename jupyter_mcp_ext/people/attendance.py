@@ -1,6 +1,6 @@
 """Whether a person is using this server now, so that the loop gate holds agents back only for one.
 
-The gate (``gate.py``) keeps agents to a share of the event loop so that a person's typing, file
+The gate (``loop/gate.py``) keeps agents to a share of the event loop so that a person's typing, file
 browser and kernels are served first. With nobody but agents on the server there is nobody to serve
 first, and holding a lone agent back would only make it slower. A person is taken to be here while
 a collaboration room has a client (a notebook or file open in a JupyterLab tab) or a request other
@@ -13,7 +13,8 @@ end of every request; the one in place (Jupyter's access log) is kept and called
 
 A person who is here is not always waiting. While a request of theirs is in flight (from the moment
 Tornado hands it to its handler until it ends: a folder listing, a save, a kernel's websocket
-handshake) they wait on the server, and the gate holds agents to a smaller share (``on_wait``); the
+handshake) they wait on the server, and the gate holds agents to a smaller share (``on_wait``, given to
+``listen``: the gate reads ``person_here`` from the attendance, so it is built after it); the
 rest of the time slices keep their keystrokes prompt. The start is seen through an output transform
 (``Application.add_transform``), which Tornado makes for every request just before its handler runs;
 the transform only sees the path, so agents' requests (MCP's and OAuth's) are told apart there by path.
@@ -65,14 +66,16 @@ class Attendance:
         self.not_people = agent_paths | {url_path_join(base_url, p) for p in PROBE_PATHS}
         self.not_people_under = agent_prefixes
         # Told when a person's first request in flight begins (True) and when the last ends (False).
-        self.on_wait: Callable[[bool], None] = _nothing
+        self.on_wait: Callable[[bool], None] = _nothing  # until ``listen``: nothing to tell before
         self.last_request = float("-inf")  # monotonic time of a person's last request
         self._in_flight: dict[int, float] = {}  # id(request) -> monotonic start, a person's requests
         self._checked = float("-inf")
         self._here = False
 
-    def listen(self, web_app: Any) -> None:
-        """Hear of every request from now on (once the server's settings are final)."""
+    def listen(self, web_app: Any, on_wait: Callable[[bool], None] = _nothing) -> None:
+        """Hear of every request from now on (once the server's settings are final), telling
+        ``on_wait`` when a person starts and stops waiting on the server."""
+        self.on_wait = on_wait
         previous = self._settings.get("log_function")
         if previous is None:
             return  # no access log to keep (not Jupyter's application): rooms alone tell

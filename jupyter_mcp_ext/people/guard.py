@@ -16,9 +16,10 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
+from ..agents.directory import principal_of
 from ..errors import ToolError
-from . import shown
-from .agents import principal_of
+from ..services import Services
+from . import approval_cards
 from .approvals import Approval, Approvals
 from .journal import Journal
 from .policy import Policy, kind_of
@@ -32,7 +33,7 @@ STOP_GRACE = 2.0  # seconds a stopped call has to answer before the sessions end
 class Caller:
     """Who makes a call: the agent (an MCP session), the name people know it by and the Jupyter user."""
 
-    agent: Any  # people.agents.Agent
+    agent: Any  # agents.directory.Agent
     id: str
     client: str
     user: str
@@ -44,7 +45,7 @@ def credential_policy(call: Any) -> str | None:
 
 
 class Guard:
-    def __init__(self, services: Any, journal: Journal, policy: Policy, approvals: Approvals):
+    def __init__(self, services: Services, journal: Journal, policy: Policy, approvals: Approvals):
         self.services = services
         self.journal = journal
         self.policy = policy
@@ -128,7 +129,7 @@ class Guard:
 
     async def _approval(self, spec: Any, call: Any, args: Any, caller: Caller, kind: str) -> None:
         """Wait for a person to approve what they are shown; the call then does that or nothing."""
-        what = await shown.describe(self.services, spec, args)
+        what = await approval_cards.describe(self.services, spec, args)
         path = getattr(args, "path", None)
         approval = Approval(caller.id, caller.client, spec.name, path, kind, what.code, what.change)
         approval.principal = principal_of(call.request, call.handler) or caller.user
@@ -148,7 +149,7 @@ class Guard:
             await self.approvals.wait(approval, report)
         finally:
             agents.set_state(caller.agent, was)
-        await shown.confirm(self.services, spec, what)
+        await approval_cards.confirm(self.services, spec, what)
         call.shown_cells = what.cells  # the tool compares them with what it reads, as it acts
 
     async def _own_run(self, call: Any, args: Any) -> bool:

@@ -13,8 +13,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
+
+from ..agents.directory import iso
 
 SHOWN_CHARS = 4000  # of a change's before/after text in the API; the journal keeps it whole
 FIELD_CHARS = {"path": 1000, "error": 2000, "note": 2000}  # kept of an entry's texts (an agent's input)
@@ -22,11 +23,6 @@ NAME_CHARS = 200  # kept of a tool, agent, client or user name
 ENTRY_BYTES = 400  # what an entry costs beyond its texts and changes
 MAX_SUMMARY_CHANGES = 500  # changes an entry's event names; a mark fetches the entry for more
 MAX_AGENTS_DROPPED = 10_000  # agents whose newest dropped entry is remembered, to say so on a revert
-
-
-def iso(at: float) -> str:
-    """Wall-clock seconds as ISO 8601 UTC with milliseconds, as the API shows every time."""
-    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import Any
 from ..documents import cells as nb
 from ..documents.merge import apply, undo
 from ..errors import ToolError
+from ..services import Services
 from .journal import Change, Entry, Journal
 from .review import NotFound, ReviewConflict
 
@@ -53,7 +54,7 @@ def original_text(current: str, changes: list[Change]) -> tuple[str, bool]:
     return text, True
 
 
-async def diff_of(journal: Journal, services: Any, path: str, cell_id: str) -> dict[str, Any]:
+async def diff_of(journal: Journal, services: Services, path: str, cell_id: str) -> dict[str, Any]:
     """The two sides of a cell's diff, as the panel's ``review/diff`` route answers them."""
     changes = pending_changes(journal, path, cell_id)
     if not changes:

@@ -15,10 +15,11 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from ..documents import applied as applied_edits
 from ..documents import cells as nb
+from ..documents import own_edits
 from ..documents.paths import api_path
 from ..errors import ToolError
+from ..services import Services
 from . import changes
 from .journal import Change
 
@@ -40,7 +41,7 @@ def _bytes(size: Any) -> str:
 
 
 class Recorder:
-    def __init__(self, services: Any, tool: str, kind: str, args: Any):
+    def __init__(self, services: Services, tool: str, kind: str, args: Any):
         self.services = services
         self.tool = tool
         self.run = kind == "run"
@@ -51,11 +52,11 @@ class Recorder:
         self._notebook_changes: list[Change] | None = None
         self._named: str | None = None  # the path of a CELLS_ONLY call that opened nothing, normalised
         self._raw: str | None = None
-        self.applied = applied_edits.Applied()  # what the call's edits applied, noted as they did
+        self.applied = own_edits.Applied()  # what the call's edits applied, noted as they did
 
-    def recording(self) -> contextlib.AbstractContextManager[applied_edits.Applied]:
+    def recording(self) -> contextlib.AbstractContextManager[own_edits.Applied]:
         """Around the tool's run: its edits note what they applied here."""
-        return applied_edits.recording(self.applied)
+        return own_edits.recording(self.applied)
 
     def opened(self, path: str, doc: Any) -> None:
         """The tool opened a notebook: keep how it is before the tool changes it (the first open)."""
@@ -176,13 +177,19 @@ class Recorder:
         after = await self._text(path)
         stamp = f.get("stamp")
         if stamp is not None:  # a file too large (or binary) to keep was there: never a creation
-            now = await self._stamp(path)
-            if now == stamp:
+            stamped = await self._stamp(path)
+            if stamped == stamp:
                 return []
             undo = {"path": path, "revertible": False, "why": NOT_KEPT}
             was = f"({_bytes(stamp[0])}, not kept)"
             return [
-                Change("file", None, was, after if after is not None else f"({_bytes(now and now[0])})", undo)
+                Change(
+                    "file",
+                    None,
+                    was,
+                    after if after is not None else f"({_bytes(stamped and stamped[0])})",
+                    undo,
+                )
             ]
         if after is None or after == f["text"]:
             return []

@@ -23,6 +23,7 @@ from ..documents.merge import Edit, apply, undo
 from ..documents.paths import without_root
 from ..documents.splices import apply_edits
 from ..errors import ToolError
+from ..services import Services
 from .journal import Change, Entry, Journal, iso
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ class RevertResult:
 
 
 class Reverter:
-    def __init__(self, journal: Journal, services: Any):
+    def __init__(self, journal: Journal, services: Services):
         self.journal = journal
         self.services = services
         self._one_at_a_time = asyncio.Lock()

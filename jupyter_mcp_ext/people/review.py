@@ -19,7 +19,6 @@ from .journal_store import JournalStore
 from .revert import Reverter
 
 MAX_CHECKPOINTS = 200  # oldest forgotten first
-SHOWN_UNDONE = 3  # undone changes named in one line of an agent's read
 
 
 class ReviewConflict(Exception):
@@ -164,35 +163,6 @@ class Review:
         data["kept"] = kept
         data["checkpoint"] = checkpoint
         return data
-
-
-def undone_for(journal: Journal, agent: Any, path: str, cells: set[str] | None) -> list[Entry]:
-    """Entries of this agent (its session, or the same name for the same user) on ``path`` that a
-    person undid, newest first; only those touching ``cells`` when given."""
-    record = agent.to_json()
-    client, user = record.get("name") or "", record.get("user")
-    found = []
-    for e in reversed(journal.undone()):
-        if not e.reverted or e.reverted_by is None or e.path != path:
-            continue
-        if e.agent != record["id"] and not (client and (e.client, e.user) == (client, user)):
-            continue
-        if cells is None or cells & set(e.cell_ids):
-            found.append(e)
-    return found
-
-
-def undone_line(entries: list[Entry]) -> str:
-    """One line for an agent's read: which of its changes people undid, by whom."""
-    parts = []
-    for e in entries[:SHOWN_UNDONE]:
-        by = e.reverted_by or {}
-        cells = ", ".join(e.cell_ids[:3]) + ("…" if len(e.cell_ids) > 3 else "")
-        where = f" of {cells}" if cells else ""
-        who = by.get("name") or by.get("user")
-        parts.append(f"your {e.tool}{where} (entry {e.id}) by {who} at {by.get('at')}")
-    more = f"; {len(entries) - SHOWN_UNDONE} more" if len(entries) > SHOWN_UNDONE else ""
-    return f"[undone by people, do not redo without asking: {'; '.join(parts)}{more}]"
 
 
 def _pending(entry: Entry, cell_id: str) -> bool:

@@ -22,7 +22,7 @@ from tornado import web
 from ..auth.handlers import resource_metadata_url
 from ..auth.principal import AgentUser, CredentialAuthorizer, agent_token, authenticate
 from ..auth.tokens import TokenStore
-from ..gate import LoopGate
+from ..loop.gate import LoopGate
 from ..tools.authz import JUPYTER_HANDLER_KEY
 from .transport import MCPTransport
 
@@ -116,7 +116,7 @@ class MCPHandler(APIHandler):
         return self.gate.metered(work) if self.gate is not None else work
 
     @property
-    def authorizer(self) -> Authorizer:  # type: ignore[override]
+    def authorizer(self) -> Authorizer:
         """An agent may do what its person could when they let it in (kept on its credential), under
         its policy; Jupyter's authorizer knows people (under JupyterHub it would ask the Hub about a
         token it never saw)."""
@@ -158,7 +158,7 @@ class MCPHandler(APIHandler):
         media_type = self.request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
         return self.request.method != "POST" or media_type == "application/json"
 
-    async def prepare(self) -> None:  # type: ignore[override]
+    async def prepare(self) -> None:  # type: ignore[override]  # a coroutine, as Tornado allows; its stub says Awaitable | None
         refusal = None
         bearer = agent_token(self.request.headers)
         if bearer is not None:
@@ -338,13 +338,13 @@ class NoOAuthHandler(JupyterHandler):
     """
 
     @property
-    def log(self) -> logging.LoggerAdapter:  # type: ignore[override]
+    def log(self) -> logging.LoggerAdapter:  # type: ignore[override]  # a per-request adapter of the Logger
         return _QuietLog(super().log, {})
 
     def check_xsrf_cookie(self) -> None:
         return
 
-    async def prepare(self) -> None:  # type: ignore[override]
+    async def prepare(self) -> None:  # type: ignore[override]  # a coroutine, as Tornado allows; its stub says Awaitable | None
         # No authentication: it says only that there is nothing here, as a 404 from any server would.
         self.set_status(404)
         self.set_header("Content-Type", "application/json")

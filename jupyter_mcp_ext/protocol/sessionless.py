@@ -29,7 +29,7 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
 
-from ..people.agents import AgentDirectory, agent_id_of, is_stateless, sessionless_key
+from ..agents.directory import AgentDirectory, agent_id_of, is_stateless, sessionless_key
 from ..tools.authz import handler_of
 from .sessions import Session, SessionLedger, SessionRefused
 

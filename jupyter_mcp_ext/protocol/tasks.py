@@ -37,7 +37,7 @@ from mcp.server.mcpserver import require_client_extension
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..people.agents import sessionless_key
+from ..agents.directory import sessionless_key
 from ..tools.authz import handler_of
 
 log = logging.getLogger(__name__)

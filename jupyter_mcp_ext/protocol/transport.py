@@ -25,8 +25,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
-from ..asgi_scope import http_scope
-from ..people.agents import AgentDirectory
+from ..agents.directory import AgentDirectory
+from ..auth.asgi import http_scope
 from .events import MemoryEventStore, session_scope
 from .responses import answer_as, wants_stream
 from .sessionless import SessionlessClients
@@ -57,7 +57,7 @@ class MCPTransport:
         self._server = server
         self.streaming_tools = streaming_tools
         self.events = MemoryEventStore(max_events)
-        self._settings = {
+        self._settings: dict[str, Any] = {
             "session_idle_timeout": session_idle_timeout,
             "retry_interval": retry_interval_ms,
             "max_request_body_size": max_body_bytes,
@@ -157,7 +157,7 @@ class MCPTransport:
         exchange = _Exchange(handler, body)
         # Tornado calls the on_connection_close it bound when the handler was made, so the
         # handler forwards to ``on_close``; a client already gone (while it waited) is gone here too.
-        handler.on_close = exchange.client_gone  # type: ignore[attr-defined]
+        handler.on_close = exchange.client_gone  # type: ignore[attr-defined]  # MCPHandler's hook, typed as Tornado's handler
         if getattr(handler, "_client_gone", False):
             exchange.client_gone()
         scope = exchange.scope(extra_scope)
@@ -384,4 +384,4 @@ class _Exchange:
         # The client may have left, or tornado finished the response already.
         with contextlib.suppress(StreamClosedError, RuntimeError):
             # APIHandler.finish would otherwise label every answer application/json.
-            self.handler.finish(set_content_type=self._content_type)  # type: ignore[call-arg]
+            self.handler.finish(set_content_type=self._content_type)  # type: ignore[call-arg]  # JupyterHandler's finish takes it

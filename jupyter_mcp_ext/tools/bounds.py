@@ -178,7 +178,8 @@ def shrink(value: Any, room: int) -> tuple[Any, int]:
             used += keys[key] + size
         return out, used
     if isinstance(value, (list, tuple)):
-        items, used = [], 2
+        items: list[Any] = []
+        used = 2
         for sub in value:
             left = room - used - 1
             part, size = _fitted(sub, left)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..documents import activity, blank, values
+from ..documents import activity, blank, storable
 from ..documents import cells as nb
 from ..documents.merge import describe_conflicts, edits, lines_text, merge
 from ..documents.revisions import cell_scope, revision
@@ -15,7 +15,7 @@ from ..errors import ToolError
 from . import outputs
 from .people import with_people, with_undone
 from .shapes import NewCell, check_new_cells
-from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from .toolkit import Args, ToolContext, ToolResult, ToolSpec, arr, obj, tool
 
 
 class ReadCells(Args):
@@ -82,8 +82,8 @@ async def read_cells(ctx: ToolContext, args: ReadCells) -> ToolResult:
         images=budget.images,
         view={"path": path, "cells": shown} if ctx.view else None,
     )
-    whole = not args.cell_ids and args.start is None and args.end is None
-    result = with_undone(ctx, path, None if whole else {c["id"] for c in cells}, result)
+    every = not args.cell_ids and args.start is None and args.end is None
+    result = with_undone(ctx, path, None if every else {c["id"] for c in cells}, result)
     return with_people(ctx, path, doc, result)
 
 
@@ -144,11 +144,11 @@ async def update_cell(ctx: ToolContext, args: UpdateCell) -> ToolResult:
     if args.cell_type is not None:
         nb.check_cell_type(args.cell_type)
     if args.metadata is not None:
-        values.check_storable(args.metadata)
+        storable.check_storable(args.metadata)
     limit = ctx.services.limits.max_source_chars
     for text in (args.source, args.new_string):
         if text is not None:
-            values.check_source_size(text, limit)
+            storable.check_source_size(text, limit)
     path, doc = await ctx.open_notebook(args.path)
     i = nb.find(doc, args.cell_id)
     scope = cell_scope(path, nb.ids(doc)[i])
@@ -284,4 +284,4 @@ async def clear_outputs(ctx: ToolContext, args: ClearOutputs) -> ToolResult:
     return ToolResult(f"Cleared outputs of {cleared} cells in {path}.", {"cleared": cleared})
 
 
-TOOLS = [read_cells, insert_cells, update_cell, delete_cells, move_cell, clear_outputs]
+TOOLS: list[ToolSpec[Any]] = [read_cells, insert_cells, update_cell, delete_cells, move_cell, clear_outputs]

@@ -9,10 +9,11 @@ as a proxy cutting an idle connection would, and answers after the client has re
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import mcp_types as types
 
-from .toolkit import NoArgs, ToolContext, ToolResult, obj, tool
+from .toolkit import NoArgs, ToolContext, ToolResult, ToolSpec, obj, tool
 
 
 @tool("test_reconnection", NoArgs, obj(resumed="boolean"))
@@ -25,7 +26,7 @@ async def test_reconnection(ctx: ToolContext, args: NoArgs) -> ToolResult:
     return ToolResult("Reconnection test completed", {"resumed": close is not None})
 
 
-TOOLS = [test_reconnection]
+TOOLS: list[ToolSpec[Any]] = [test_reconnection]
 
 
 # The prompt the suite's prompts-get-with-args and completion-complete scenarios ask for.

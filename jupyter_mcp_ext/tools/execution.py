@@ -11,13 +11,13 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from pydantic import Field
 
+from ..agents.directory import principal_of
 from ..documents import cells as nb
-from ..documents import values
+from ..documents import storable
 from ..errors import ToolError
 from ..kernels.runs import Run
-from ..people.agents import principal_of
 from . import outputs
-from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from .toolkit import Args, ToolContext, ToolResult, ToolSpec, arr, obj, tool
 
 RUN_RESULT = obj(
     execution_id="string", status="string", cells=arr("object"), error=["object", "null"], truncated="object"
@@ -80,7 +80,7 @@ class InsertAndExecute(Args):
 async def insert_and_execute(ctx: ToolContext, args: InsertAndExecute) -> ToolResult:
     """Insert a code cell (default: at the end) and run it; returns its id and outputs. Cancelling
     interrupts only if interrupt_on_cancel."""
-    values.check_source_size(args.source, ctx.services.limits.max_source_chars)
+    storable.check_source_size(args.source, ctx.services.limits.max_source_chars)
     path, doc = await ctx.open_notebook(args.path)
     at = nb.position(doc, before=args.before, after=args.after, index=args.index)
     (cell_id,) = nb.insert(doc, at, [{"cell_type": "code", "source": args.source}])
@@ -281,4 +281,4 @@ def _last_line(run: Run) -> str:
     return ""
 
 
-TOOLS = [execute_cells, insert_and_execute, execute_code, get_execution]
+TOOLS: list[ToolSpec[Any]] = [execute_cells, insert_and_execute, execute_code, get_execution]

@@ -20,7 +20,7 @@ from ..documents.paths import api_path, walk
 from ..documents.revisions import file_scope
 from ..errors import ToolError
 from .notebooks import _iso, _make_parents, _size
-from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from .toolkit import Args, ToolContext, ToolResult, ToolSpec, arr, obj, tool
 
 PAGE = 200
 MAX_LINE_CHARS = 2000
@@ -43,7 +43,8 @@ async def list_files(ctx: ToolContext, args: ListFiles) -> ToolResult:
     folder = await api_path(args.path, contents)
     if not await ensure_async(contents.dir_exists(folder)):
         raise ToolError(f"No folder at '{args.path}'. list_files with no path lists the server root.")
-    seen, page = 0, []
+    seen = 0
+    page: list[dict[str, Any]] = []
     next_offset: int | None = None
     async for entry in walk(contents, folder, recursive=args.recursive):
         relative = posixpath.relpath(entry["path"], folder or ".")
@@ -279,4 +280,12 @@ async def delete_path(ctx: ToolContext, args: DeletePath) -> ToolResult:
     return ToolResult(f"Deleted {api}.", {"path": api})
 
 
-TOOLS = [list_files, read_file, write_file, edit_file, download_file, rename_path, delete_path]
+TOOLS: list[ToolSpec[Any]] = [
+    list_files,
+    read_file,
+    write_file,
+    edit_file,
+    download_file,
+    rename_path,
+    delete_path,
+]

@@ -12,7 +12,7 @@ from pycrdt import Map
 
 from ..documents import cells as nb
 from ..errors import ToolError
-from .toolkit import Args, NoArgs, ToolContext, ToolResult, arr, obj, tool
+from .toolkit import Args, NoArgs, ToolContext, ToolResult, ToolSpec, arr, obj, tool
 
 # Evaluated in the kernel as a user expression: no cell, no execution count, no new variables.
 _SUMMARY = r"""
@@ -214,4 +214,11 @@ async def inspect_variables(ctx: ToolContext, args: InspectVariables) -> ToolRes
     return ToolResult("\n".join(lines) or "No user variables.", {"variables": variables})
 
 
-TOOLS = [interrupt_kernel, restart_kernel, list_kernels, list_kernelspecs, set_kernel, inspect_variables]
+TOOLS: list[ToolSpec[Any]] = [
+    interrupt_kernel,
+    restart_kernel,
+    list_kernels,
+    list_kernelspecs,
+    set_kernel,
+    inspect_variables,
+]

@@ -23,7 +23,7 @@ from jupyter_ydoc.utils import cast_all
 from pycrdt import Array, Map, Text
 
 from ..documents import cells as nb
-from ..documents import values
+from ..documents import storable
 from ..errors import ToolError
 from .bounds import Unfinished, cut_text, in_slices, json_bytes, shrink, slice_over
 from .outputs import as_text
@@ -161,7 +161,7 @@ def _py(value: Any) -> Any:
 
 
 def _checked(value: Any, where: str) -> Any:
-    if (found := values.nonfinite_at(value, where)) is not None:
+    if (found := storable.nonfinite_at(value, where)) is not None:
         raise ToolError(nb.not_json(found))
     return value
 

@@ -20,7 +20,7 @@ from .bounds import check_script_size, in_slices
 from .matching import search_lines
 from .people import with_people, with_undone
 from .shapes import NewCell, check_new_cells
-from .toolkit import Args, ToolContext, ToolResult, arr, obj, tool
+from .toolkit import Args, ToolContext, ToolResult, ToolSpec, arr, obj, tool
 
 MAX_LISTED = 500
 MAX_MATCHES = 100
@@ -313,4 +313,10 @@ def _served_cells(ctx: ToolContext, path: str, cells: list[tuple[str, str]]) -> 
     revisions.served(client, cells_scope(path), "\n".join(cell_id for cell_id, _ in cells))
 
 
-TOOLS = [list_notebooks, create_notebook, get_notebook, search_notebook, write_notebook_text]
+TOOLS: list[ToolSpec[Any]] = [
+    list_notebooks,
+    create_notebook,
+    get_notebook,
+    search_notebook,
+    write_notebook_text,
+]

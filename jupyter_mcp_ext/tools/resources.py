@@ -36,11 +36,11 @@ from mcp.shared.exceptions import MCPError
 from tornado.web import HTTPError
 
 from .._version import __version__
+from ..agents.directory import on_session_end
 from ..documents import collaboration
 from ..documents.paths import walk, without_root
 from ..documents.watchers import NotebookWatchers
 from ..errors import ToolError
-from ..people.agents import on_session_end
 from .authz import handler_of, is_allowed
 from .notebook_json import notebook_json
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..documents.values import check_source_size, check_storable
+from ..documents.storable import check_source_size, check_storable
 from ..limits import Limits
 from .toolkit import Args
 

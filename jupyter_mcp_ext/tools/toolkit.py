@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict
 
 from ..documents import activity
 from ..errors import ToolError
-from ..people.shown import confirm_cells
 from .authz import is_allowed
 
 if TYPE_CHECKING:
@@ -60,6 +59,20 @@ class TaskHooks(Protocol):
     async def progress(self, message: str) -> None: ...
 
 
+# What an agent reads when a person approved other cells or files than the call acts on now (the cells
+# here, the files in ``people/approval_cards.py``).
+CHANGED = (
+    "{tool} was refused: {what} changed after the person was asked to approve it, so it is no longer "
+    "what they approved. Nothing was done. Call again to ask them about what is there now."
+)
+
+
+def confirm_cells(tool: str, shown: list[tuple[str, str]], now: list[tuple[str, str]]) -> None:
+    """Refuse when the cells a tool is about to act on are not those a person approved."""
+    if now != shown:
+        raise ToolError(CHANGED.format(tool=tool, what="the cells (their source, or which cells there are)"))
+
+
 @dataclass
 class ToolContext:
     """What a tool call may use besides its arguments."""
@@ -73,7 +86,7 @@ class ToolContext:
     view: bool = False  # the client renders views (MCP Apps): tools that show cells fill ``ToolResult.view``
     held: list[str] = field(default_factory=list)  # rooms this call keeps open until it ends (``release``)
     rooms: dict[str, str] = field(default_factory=dict)  # API path -> room id of each notebook it opened
-    agent: Any = None  # the calling agent (people.agents.Agent), found once as the call came in
+    agent: Any = None  # the calling agent (agents.directory.Agent), found once as the call came in
     journal: Any = None  # people.journal.Journal: what people undid of this agent's changes (``with_undone``)
 
     def confirm_shown(self, tool: str, cells: list[tuple[str, str]]) -> None:

@@ -31,7 +31,7 @@ from ..server_main import PREFIX
 ROOT = Path(__file__).resolve().parents[2]
 PROXY_PREFIX = ROOT / ".ci" / ".proxy"  # git-ignored; .ci/run installs it, or find_proxy() does
 PROXY_PACKAGE = "configurable-http-proxy@5"
-AUTHORIZER = "jupyter_mcp_ext.hub_authorizer.ScopedHubAuthorizer"
+AUTHORIZER = "jupyter_mcp_ext.auth.hub_authorizer.ScopedHubAuthorizer"
 
 # The README's Hub configuration, verbatim in spirit: scopes, who gets them, what the browser may ask.
 CUSTOM_SCOPES = {

@@ -25,7 +25,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
-from jupyter_mcp_ext.people.agents import AgentDirectory, person_of
+from jupyter_mcp_ext.agents.directory import AgentDirectory, person_of
 
 from ..mcp_client import STATELESS, call, connect, fails, ok, text
 from ..oauth_flow import REDIRECT, Flow, pkce, query

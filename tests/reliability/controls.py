@@ -231,7 +231,7 @@ def held_bytes(entries: Iterable[Any]) -> int:
             pending += [*item.keys(), *item.values()]
         elif isinstance(item, (list, tuple, set, frozenset)):
             pending += list(item)
-        elif type(item).__module__.startswith("jupyter_mcp_ext.people"):
+        elif type(item).__module__.startswith(("jupyter_mcp_ext.people", "jupyter_mcp_ext.agents")):
             pending += list(vars(item).values())
     return size
 

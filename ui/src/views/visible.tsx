@@ -3,7 +3,7 @@
  * U+202E, zero-width marks, control codes) are shown as marked `⟨U+202E⟩` tokens wherever the panel
  * shows what an agent sent: code, paths, names, diffs, errors and notifications. Rendered as they
  * are, they make an approval card show something other than what runs. The set is the server's
- * (`jupyter_mcp_ext/people/hidden.py`): format and control characters, line and paragraph
+ * (`jupyter_mcp_ext/people/hidden_chars.py`): format and control characters, line and paragraph
  * separators, Hangul fillers, U+034F, U+17B4-5 and the variation selectors supplement. In code, `\n`
  * and `\t` stay. (The server also flags stacked combining marks and runs of variation selectors.)
  */

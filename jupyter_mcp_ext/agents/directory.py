@@ -20,17 +20,24 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mcp_types import CLIENT_INFO_META_KEY
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from ..documents.paths import MAX_PATH_CHARS
-from .journal import iso
+
+
+def iso(at: float) -> str:
+    """Wall-clock seconds as ISO 8601 UTC with milliseconds, as the API shows every time."""
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
 
 log = logging.getLogger(__name__)
 
 State = Literal["idle", "editing", "running", "waiting"]
+BUSY: dict[str, State] = {"write": "editing", "execute": "running"}  # a call's action -> its state
 Change = Literal["joined", "changed", "left"]
 Callback = Callable[["Agent", Change], None]
 
@@ -177,7 +184,7 @@ class AgentDirectory:
             yield ended.append
             return
         path = args_path(args)
-        busy: State | None = {"write": "editing", "execute": "running"}.get(action)
+        busy = BUSY.get(action)
         if busy is not None:
             agent._busy.append(busy)
         self.set_state(agent, _combined(agent._busy), path, _cell_of(vars(args)) if path else None)
@@ -327,7 +334,8 @@ def person_of(handler: Any) -> dict[str, Any]:
     hub = getattr(user, "hub_user", None)
     if not isinstance(hub, Mapping):
         return {"name": name, "display_name": display, "color": None, "hub": False}
-    info = hub.get("user_info") if isinstance(hub.get("user_info"), Mapping) else {}
+    user_info = hub.get("user_info")
+    info: Mapping[str, Any] = user_info if isinstance(user_info, Mapping) else {}
     name = hub.get("name") or name
     display = hub.get("display_name") or info.get("display_name") or display or name
     color = hub.get("color") or info.get("color") or getattr(user, "color", None)

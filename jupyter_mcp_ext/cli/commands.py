@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import setups, token_cli
+from . import host_setups, tokens
 from .endpoint import PATH, hub_endpoint, info_near, join, panel_info, server_endpoint
 
-HOSTS = setups.HOSTS
+HOSTS = host_setups.HOSTS
 SIGN_IN = (
     "The host asks you to sign in on first use (OAuth: you allow it in JupyterLab; Codex: `codex mcp login "
     "jupyter`). A host or script that can only send a header: `jupyter mcp token create --name <agent>`, "
@@ -145,7 +145,7 @@ def pick(url: str | None, token: str | None) -> Target:
 
 def config_text(host: str, target: Target, name: str = "jupyter") -> str:
     """A set-up for ``host``, ready to paste (the panel's Connect section shows the same)."""
-    return setups.config_text(host, target.url, target.token, name)
+    return host_setups.config_text(host, target.url, target.token, name)
 
 
 class _Refuse(urllib.request.HTTPRedirectHandler):
@@ -256,11 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "check: the token to send (default: the running server's)",
         )
     commands.add_parser("list", help="list the MCP endpoints of running servers (the default)")
-    token_cli.add_parser(commands)
+    tokens.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "token":
         target = pick(args.url, args.token)
-        return token_cli.run(args, target.url, target.token)
+        return tokens.run(args, target.url, target.token)
     if args.command == "config":
         target = pick(args.url, args.token)
         if args.token is None:  # agent hosts sign in through the browser (OAuth): no token in their config
@@ -277,7 +277,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         return check(pick(args.url, args.token))
     return list_endpoints()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

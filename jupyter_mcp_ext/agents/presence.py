@@ -32,8 +32,8 @@ from ..documents import cells as nb
 from ..documents import collaboration
 from ..documents.paths import api_path
 from ..errors import ToolError
-from .agents import Agent, AgentDirectory, Change
 from .cursors import caret_at_end, cell_of
+from .directory import Agent, AgentDirectory, Change
 
 log = logging.getLogger(__name__)
 
@@ -258,6 +258,7 @@ class Presence:
         if room is None or not collaboration.anyone_in(room):
             self._last_cells.pop(room_id or "", None)
             return []
+        assert room_id is not None  # a room was found by it
         found: dict[str, dict[str, Any]] = {}
         last_cells = self._last_cells.setdefault(room_id, {})
         states = in_room.people(collaboration.awareness(room))

@@ -8,12 +8,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Coroutine, Generator
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from .gate import LoopGate
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
+
+
+class Gate(Protocol):
+    """What the driver needs of the loop gate (``gate.LoopGate``): its meter and its waits."""
+
+    credit: float  # seconds of loop time MCP work may still use (below 0: it owes)
+    slice_used: float  # loop time MCP steps held since this slice began
+    slice_limit: float
+
+    def owes(self) -> bool: ...
+    def hold(self) -> asyncio.Future[None]: ...
+    def yields(self) -> bool: ...
+    def next_slice(self, first: bool = True) -> asyncio.Future[None]: ...
+    def unhold(self, waiter: asyncio.Future[None]) -> None: ...
+    def spend(self, seconds: float) -> None: ...
 
 
 class Metered:
@@ -26,7 +38,7 @@ class Metered:
 
     __slots__ = ("_coro", "_gate")
 
-    def __init__(self, coro: Coroutine[Any, Any, T], gate: LoopGate):
+    def __init__(self, coro: Coroutine[Any, Any, T], gate: Gate):
         self._coro = coro
         self._gate = gate
 
@@ -87,6 +99,6 @@ def _call_off(awaited: Any) -> None:
         awaited.cancel()
 
 
-async def drive(coro: Coroutine[Any, Any, T], gate: LoopGate) -> T:
+async def drive(coro: Coroutine[Any, Any, T], gate: Gate) -> T:
     """``coro`` run metered, as a coroutine a task can run."""
     return await Metered(coro, gate)

@@ -21,13 +21,15 @@ from tornado.web import HTTPError
 from ..documents import cells as nb
 from ..documents.paths import api_path, canonical
 from ..errors import ToolError
+from ..services import Services
+from ..tools.toolkit import CHANGED
 
-CHANGED = (
-    "{tool} was refused: {what} changed after the person was asked to approve it, so it is no longer "
-    "what they approved. Nothing was done. Call again to ask them about what is there now."
-)
-FILE_TARGETS = {"write_file": ("path",), "edit_file": ("path",), "delete_path": ("path",)}
-FILE_TARGETS["rename_path"] = ("path", "new_path")
+FILE_TARGETS: dict[str, tuple[str, ...]] = {
+    "write_file": ("path",),
+    "edit_file": ("path",),
+    "delete_path": ("path",),
+    "rename_path": ("path", "new_path"),
+}
 
 
 @dataclass
@@ -40,7 +42,7 @@ class Shown:
     targets: dict[str, Any] = field(default_factory=dict)  # path -> fingerprint when shown
 
 
-async def describe(services: Any, spec: Any, args: Any) -> Shown:
+async def describe(services: Services, spec: Any, args: Any) -> Shown:
     """The code a call would run, or the change it would make, as a person is shown it."""
     name = spec.name
     for what in ("path", "new_path"):  # a path the tool refuses is refused before anyone is asked:
@@ -75,20 +77,14 @@ async def describe(services: Any, spec: Any, args: Any) -> Shown:
     return Shown(None, change, targets={p: await fingerprint(services, p) for p in paths})
 
 
-async def confirm(services: Any, spec: Any, shown: Shown) -> None:
+async def confirm(services: Services, spec: Any, shown: Shown) -> None:
     """Refuse (a ToolError) when a file the call acts on changed since the person was shown it."""
     for path, before in shown.targets.items():
         if await fingerprint(services, path) != before:
             raise ToolError(CHANGED.format(tool=spec.name, what=f"'{path}'"))
 
 
-def confirm_cells(tool: str, shown: list[tuple[str, str]], now: list[tuple[str, str]]) -> None:
-    """Refuse when the cells a tool is about to act on are not those a person approved."""
-    if now != shown:
-        raise ToolError(CHANGED.format(tool=tool, what="the cells (their source, or which cells there are)"))
-
-
-async def fingerprint(services: Any, path: str) -> Any:
+async def fingerprint(services: Services, path: str) -> Any:
     """What a file change acts on, to tell later whether it changed: the text of a notebook's cells
     or of a text file (the live shared document's when a room holds it), else the saved file's type,
     time and size; None when nothing is there."""
@@ -97,7 +93,7 @@ async def fingerprint(services: Any, path: str) -> Any:
         api = await api_path(path, contents)
     except ToolError:
         return ("unusable", path)  # the tool refuses it with its own message
-    text: str | None = None
+    text: str | tuple[Any, ...] | None = None
     if api.endswith(".ipynb"):
         api = canonical(api, contents)
         doc = await services.text_documents.live_document(api, "notebook", "json")
@@ -112,12 +108,12 @@ async def fingerprint(services: Any, path: str) -> Any:
             text = await _saved(services, api)
         except HTTPError as err:
             return None if err.status_code == 404 else ("unreadable", err.status_code)
-        if not isinstance(text, str):
-            return text
+    if not isinstance(text, str):
+        return text
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-async def _saved(services: Any, api: str) -> str | tuple[Any, ...]:
+async def _saved(services: Services, api: str) -> str | tuple[Any, ...]:
     """The saved file's text (a notebook's cell sources), or for a folder, a binary or a file too
     large to read its type, time and size."""
     contents = services.contents

@@ -331,7 +331,7 @@ class LoopGate:
         if self._queues or self._held:
             loop = asyncio.get_running_loop()
             if self.credit > 0:
-                self._timer = loop.call_soon(self._release)  # type: ignore[assignment]
+                self._timer = loop.call_soon(self._release)  # type: ignore[assignment]  # a Handle: only ever cancelled
             else:
                 self._timer = loop.call_later(self._delay(), self._release)
 
