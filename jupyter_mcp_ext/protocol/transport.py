@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 Message = MutableMapping[str, Any]
 _NEGOTIATED = re.compile(rb'"protocolVersion"\s*:\s*"([0-9-]+)"')
+HEADERS_WAIT = 0.05  # seconds a stream's headers may wait for its first event, to go out with it
 
 
 class MCPTransport:
@@ -310,6 +311,7 @@ class _Exchange:
         self._gone = asyncio.Event()
         self._content_type = "application/json"
         self._streaming = False
+        self._headers_due: asyncio.TimerHandle | None = None  # a stream's headers, if not yet sent
         self._done = False
 
     def scope(self, extra: dict[str, Any]) -> dict[str, Any]:
@@ -349,9 +351,11 @@ class _Exchange:
             if self.on_start is not None:
                 self._opened = self.on_start(self.status, self.session_id)
             if self._content_type.startswith("text/event-stream"):
-                # A stream's headers go out at once: the client waits for them to know it is open.
+                # A stream's headers go out with its first event (the SDK primes a stream at once),
+                # in one write and one wake-up of the client, or alone a moment later: the client
+                # waits for them to know the stream is open.
                 self._streaming = True
-                await self._flush()
+                self._headers_due = asyncio.get_running_loop().call_later(HEADERS_WAIT, self._send_headers)
         elif message["type"] == "http.response.body":
             body = message.get("body", b"")
             if body:
@@ -361,6 +365,7 @@ class _Exchange:
                 handler.write(body)
             if message.get("more_body", False):
                 if self._streaming:
+                    self._headers_sent()
                     await self._flush()
             else:
                 self.finish()
@@ -370,6 +375,27 @@ class _Exchange:
         body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
         await self.send({"type": "http.response.start", "status": status, "headers": []})
         await self.send({"type": "http.response.body", "body": body.encode()})
+
+    def _headers_sent(self) -> None:
+        if self._headers_due is not None:
+            self._headers_due.cancel()
+            self._headers_due = None
+
+    def _send_headers(self) -> None:
+        """No event came soon after the stream opened: its headers go out alone."""
+        self._headers_due = None
+        if self._gone.is_set() or self._done:
+            return
+        try:
+            flushed = self.handler.flush()
+        except StreamClosedError:
+            self._gone.set()
+            return
+        flushed.add_done_callback(self._flushed)
+
+    def _flushed(self, flushed: asyncio.Future[None]) -> None:
+        if not flushed.cancelled() and isinstance(flushed.exception(), StreamClosedError):
+            self._gone.set()
 
     async def _flush(self) -> None:
         try:
@@ -381,6 +407,7 @@ class _Exchange:
         if self._done:
             return
         self._done = True
+        self._headers_sent()  # if not yet, with the end of the answer
         # The client may have left, or tornado finished the response already.
         with contextlib.suppress(StreamClosedError, RuntimeError):
             # APIHandler.finish would otherwise label every answer application/json.
