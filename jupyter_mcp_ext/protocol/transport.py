@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 Message = MutableMapping[str, Any]
 _NEGOTIATED = re.compile(rb'"protocolVersion"\s*:\s*"([0-9-]+)"')
-HEADERS_WAIT = 0.05  # seconds a stream's headers may wait for its first event, to go out with it
+HOLD = 0.05  # seconds a stream's headers and priming event may wait to go out with its first data
 
 
 class MCPTransport:
@@ -311,7 +311,7 @@ class _Exchange:
         self._gone = asyncio.Event()
         self._content_type = "application/json"
         self._streaming = False
-        self._headers_due: asyncio.TimerHandle | None = None  # a stream's headers, if not yet sent
+        self._held: asyncio.TimerHandle | None = None  # a stream's start, while held
         self._done = False
 
     def scope(self, extra: dict[str, Any]) -> dict[str, Any]:
@@ -351,11 +351,11 @@ class _Exchange:
             if self.on_start is not None:
                 self._opened = self.on_start(self.status, self.session_id)
             if self._content_type.startswith("text/event-stream"):
-                # A stream's headers go out with its first event (the SDK primes a stream at once),
-                # in one write and one wake-up of the client, or alone a moment later: the client
-                # waits for them to know the stream is open.
+                # A stream's headers and its priming event (an id, no data) go out with its first
+                # data, in one write and one wake-up of the client (a quick call's whole answer),
+                # or on their own a moment later: the client waits for them to know it is open.
                 self._streaming = True
-                self._headers_due = asyncio.get_running_loop().call_later(HEADERS_WAIT, self._send_headers)
+                self._held = asyncio.get_running_loop().call_later(HOLD, self._release)
         elif message["type"] == "http.response.body":
             body = message.get("body", b"")
             if body:
@@ -365,7 +365,9 @@ class _Exchange:
                 handler.write(body)
             if message.get("more_body", False):
                 if self._streaming:
-                    self._headers_sent()
+                    if self._held is not None and not _carries_data(body):
+                        return  # the priming event: out with what follows, or when the hold ends
+                    self._unhold()
                     await self._flush()
             else:
                 self.finish()
@@ -376,14 +378,14 @@ class _Exchange:
         await self.send({"type": "http.response.start", "status": status, "headers": []})
         await self.send({"type": "http.response.body", "body": body.encode()})
 
-    def _headers_sent(self) -> None:
-        if self._headers_due is not None:
-            self._headers_due.cancel()
-            self._headers_due = None
+    def _unhold(self) -> None:
+        if self._held is not None:
+            self._held.cancel()
+            self._held = None
 
-    def _send_headers(self) -> None:
-        """No event came soon after the stream opened: its headers go out alone."""
-        self._headers_due = None
+    def _release(self) -> None:
+        """No data came soon after the stream opened: what is held goes out alone."""
+        self._held = None
         if self._gone.is_set() or self._done:
             return
         try:
@@ -407,8 +409,13 @@ class _Exchange:
         if self._done:
             return
         self._done = True
-        self._headers_sent()  # if not yet, with the end of the answer
+        self._unhold()  # what is held goes out with the end of the answer
         # The client may have left, or tornado finished the response already.
         with contextlib.suppress(StreamClosedError, RuntimeError):
             # APIHandler.finish would otherwise label every answer application/json.
             self.handler.finish(set_content_type=self._content_type)  # type: ignore[call-arg]
+
+
+def _carries_data(chunk: bytes) -> bool:
+    """Whether an SSE chunk holds an event with data (a message), not only an id or a comment."""
+    return any(line[5:].strip() for line in chunk.splitlines() if line.startswith(b"data:"))
