@@ -28,7 +28,7 @@ from tornado.web import RequestHandler
 from ..asgi_scope import http_scope
 from ..people.agents import AgentDirectory
 from .events import MemoryEventStore, session_scope
-from .responses import answer_as, wants_stream
+from .responses import HOLD, answer_as, answer_in, carries_data, wants_stream
 from .sessionless import SessionlessClients
 from .sessions import Session, SessionLedger, SessionRefused
 
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 
 Message = MutableMapping[str, Any]
 _NEGOTIATED = re.compile(rb'"protocolVersion"\s*:\s*"([0-9-]+)"')
-HOLD = 0.05  # seconds a stream's headers and priming event may wait to go out with its first data
 
 
 class MCPTransport:
@@ -311,7 +310,8 @@ class _Exchange:
         self._gone = asyncio.Event()
         self._content_type = "application/json"
         self._streaming = False
-        self._held: asyncio.TimerHandle | None = None  # a stream's start, while held
+        self._held: asyncio.TimerHandle | None = None  # a stream's start is held until this fires
+        self._holding: list[bytes] = []  # what it holds: the priming event
         self._done = False
 
     def scope(self, extra: dict[str, Any]) -> dict[str, Any]:
@@ -351,26 +351,35 @@ class _Exchange:
             if self.on_start is not None:
                 self._opened = self.on_start(self.status, self.session_id)
             if self._content_type.startswith("text/event-stream"):
-                # A stream's headers and its priming event (an id, no data) go out with its first
-                # data, in one write and one wake-up of the client (a quick call's whole answer),
-                # or on their own a moment later: the client waits for them to know it is open.
+                # Its start is held a moment: a quick call's answer goes out alone, as JSON
+                # (``responses``); a long call's start soon, as the client waits to know it is open.
                 self._streaming = True
                 self._held = asyncio.get_running_loop().call_later(HOLD, self._release)
         elif message["type"] == "http.response.body":
             body = message.get("body", b"")
+            more = message.get("more_body", False)
+            if body and self._opened is not None and self._opened.version is None:
+                found = _NEGOTIATED.search(body)
+                self._opened.version = found.group(1).decode() if found else None
+            if self._held is not None:
+                if more and not carries_data(body):
+                    self._holding.append(body)  # the priming event
+                    return
+                answer = answer_in(body) if handler.request.method == "POST" else None
+                if answer is not None:  # the whole answer, at once: no stream to resume
+                    self._held.cancel()
+                    self._held, self._holding = None, []
+                    self._content_type = "application/json"
+                    handler.write(answer)
+                    self.finish()
+                    return
+                self._unhold()
             if body:
-                if self._opened is not None and self._opened.version is None:
-                    found = _NEGOTIATED.search(body)
-                    self._opened.version = found.group(1).decode() if found else None
                 handler.write(body)
-            if message.get("more_body", False):
-                if self._streaming:
-                    if self._held is not None and not _carries_data(body):
-                        return  # the priming event: out with what follows, or when the hold ends
-                    self._unhold()
-                    await self._flush()
-            else:
+            if not more:
                 self.finish()
+            elif self._streaming:
+                await self._flush()
 
     async def refuse(self, status: int, message: str) -> None:
         """Answer with a JSON-RPC error, as the SDK answers what it refuses."""
@@ -379,15 +388,19 @@ class _Exchange:
         await self.send({"type": "http.response.body", "body": body.encode()})
 
     def _unhold(self) -> None:
+        """The held start goes into the answer, ahead of what follows."""
         if self._held is not None:
             self._held.cancel()
             self._held = None
+            for chunk in self._holding:
+                self.handler.write(chunk)
+            self._holding = []
 
     def _release(self) -> None:
-        """No data came soon after the stream opened: what is held goes out alone."""
-        self._held = None
-        if self._gone.is_set() or self._done:
+        """Nothing came soon after the stream opened: what is held goes out alone."""
+        if self._held is None or self._gone.is_set() or self._done:
             return
+        self._unhold()
         try:
             flushed = self.handler.flush()
         except StreamClosedError:
@@ -414,8 +427,3 @@ class _Exchange:
         with contextlib.suppress(StreamClosedError, RuntimeError):
             # APIHandler.finish would otherwise label every answer application/json.
             self.handler.finish(set_content_type=self._content_type)  # type: ignore[call-arg]
-
-
-def _carries_data(chunk: bytes) -> bool:
-    """Whether an SSE chunk holds an event with data (a message), not only an id or a comment."""
-    return any(line[5:].strip() for line in chunk.splitlines() if line.startswith(b"data:"))
