@@ -1,9 +1,9 @@
 """Transport: serves the SDK's Streamable HTTP session manager (an ASGI app) from a Tornado handler.
 
 Jupyter Server is Tornado, the SDK's transport is ASGI. This module and ``exchange.py`` (one
-request and its answer) are the whole bridge: it turns
-one Tornado request into one ASGI call, streams the answer back as it is produced (SSE), and tells
-the SDK when the client went away, which is how the SDK sees a dropped stream or a cancelled call.
+request and its answer) are the whole bridge: they turn one Tornado request into one ASGI call,
+stream the answer back as it is produced (SSE), and tell the SDK when the client went away, which
+is how the SDK sees a dropped stream or a cancelled call.
 Around each call it keeps the session ledger (``sessions.py``: who holds which session, and room
 made for new ones) and sets the event store's session scope (``events.py``: resumable streams).
 """
