@@ -16,6 +16,7 @@ from mcp.client import Client
 from .bench import Bench
 from .client import call
 from .report import MB, Row, ms, pct
+from .server import JupyterServer
 
 FLOOD_CODE = "for _ in range(100):\n    print('x' * (1024 * 1024 - 1))"  # 100 MB on stdout
 
@@ -28,9 +29,9 @@ async def bound_kernel(bench: Bench, client: Client, path: str) -> str:
     return next(s["kernel"]["id"] for s in sessions if s["path"] == path)
 
 
-async def kernel_client(bench: Bench, kernel_id: str) -> AsyncKernelClient:
+async def kernel_client(server: JupyterServer, kernel_id: str) -> AsyncKernelClient:
     """A jupyter_client client of the kernel, ready: the floor's own way to run code."""
-    kc = AsyncKernelClient(connection_file=str(bench.server.connection_file(kernel_id)))
+    kc = AsyncKernelClient(connection_file=str(server.connection_file(kernel_id)))
     kc.load_connection_file()
     kc.start_channels()
     try:
@@ -46,7 +47,7 @@ async def round_trip(bench: Bench, client: Client) -> None:
     ``execute_interactive`` on the same kernel (the floor)."""
     bench.log("execution")
     path = "exec.ipynb"
-    kc = await kernel_client(bench, await bound_kernel(bench, client, path))
+    kc = await kernel_client(bench.server, await bound_kernel(bench, client, path))
 
     async def direct() -> None:
         reply = await kc.execute_interactive("1+1", output_hook=lambda _msg: None, timeout=60)
@@ -139,7 +140,7 @@ async def flood(bench: Bench, client: Client) -> None:
             json={"path": path, "type": "notebook", "name": path, "kernel": {"name": "python3"}},
         )
     created.raise_for_status()
-    kc = await kernel_client(bench, created.json()["kernel"]["id"])
+    kc = await kernel_client(bench.server, created.json()["kernel"]["id"])
     received = [0]
 
     def count(msg: dict[str, Any]) -> None:

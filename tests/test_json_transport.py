@@ -2,7 +2,7 @@
 
 A JSON body costs the server a third less CPU than an SSE stream; a client sees the same result.
 What streams: a call with a progress token, a kernel call (it runs long: progress, resumption and
-cancelling need its stream), and the GET stream.
+cancelling need its stream) unless its whole answer is there at once, and the GET stream.
 """
 
 from __future__ import annotations
@@ -86,19 +86,37 @@ async def test_calls_that_stream_still_get_sse(server_url, jp_auth_header, make_
         assert messages[-1]["id"] == 5 and "0\n1\n2" in json.dumps(messages[-1]["result"]).replace(
             "\\n", "\n"
         )
-        # A kernel call without a token streams too: its stream is resumable (event ids).
-        quick = await http.post(
+        # A kernel call without a token that runs past a moment streams too: its stream is
+        # resumable (event ids).
+        slow = await http.post(
             url,
             headers=session,
             json={
                 "jsonrpc": "2.0",
                 "id": 6,
                 "method": "tools/call",
+                "params": {
+                    "name": "execute_code",
+                    "arguments": {"path": path, "code": "import time\ntime.sleep(0.5)\n1 + 1"},
+                },
+            },
+        )
+        assert slow.headers["content-type"].startswith("text/event-stream")
+        assert any(line.startswith("id:") for line in slow.text.splitlines())
+        assert sse_messages(slow.text)[-1]["id"] == 6
+        # One whose answer is there at once gets it whole, as a JSON body: nothing to resume.
+        quick = await http.post(
+            url,
+            headers=session,
+            json={
+                "jsonrpc": "2.0",
+                "id": 8,
+                "method": "tools/call",
                 "params": {"name": "execute_code", "arguments": {"path": path, "code": "1 + 1"}},
             },
         )
-        assert quick.headers["content-type"].startswith("text/event-stream")
-        assert any(line.startswith("id:") for line in quick.text.splitlines())
+        assert quick.headers["content-type"].startswith("application/json"), quick.text
+        assert quick.json()["id"] == 8 and "2" in json.dumps(quick.json()["result"])
         # And a plain call in the same session after them is JSON again.
         pong = await http.post(url, headers=session, json={"jsonrpc": "2.0", "id": 7, "method": "ping"})
         assert pong.headers["content-type"].startswith("application/json")

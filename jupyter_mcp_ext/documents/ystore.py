@@ -9,7 +9,8 @@ about three per agent call, the largest share of an agent's loop time after its 
 This store keeps what is written: one row per update, in order, with the same metadata, the same
 checkpoints every ``checkpoint_interval`` updates, and each ``write`` returning once its own update is
 committed or kept for a retry. What changes is only how: the updates queued while a commit is under
-way are inserted and committed together in one hand-off. A commit that fails loses nothing the stock
+way, or within ``LINGER`` of the first (an agent's insert and its run's outputs), are inserted and
+committed together in one hand-off. A commit that fails loses nothing the stock
 store would keep: the batch's rows are kept, in order, and written with the next batch (or after
 ``RETRY`` seconds with none); a row that fails on its own with an error other than the database's
 (locked, read-only, out of space: ``sqlite3.OperationalError``) is dropped, as the stock store drops
@@ -34,14 +35,16 @@ from .collaboration import SQLiteYStore
 Row = tuple[str, bytes, bytes, float]  # path, update, metadata, timestamp
 KEEP_BYTES = 64 * 1024 * 1024  # updates kept after failed commits, at most (beyond: dropped, logged)
 RETRY = 1.0  # seconds before kept updates are tried again when no write comes to take them along
+LINGER = 0.05  # seconds a write with no commit under way waits for others to share its commit
 
 
 class _Batch:
-    __slots__ = ("flushed", "rows", "wake")
+    __slots__ = ("flushed", "lingering", "rows", "wake")
 
     def __init__(self) -> None:
         self.rows: list[Row] = []
         self.flushed = False
+        self.lingering = False  # its first writer waits for others to join it before flushing
         self.wake = anyio.Event()  # set once flushed, or when the flusher leaves it for a waiter to take
 
 
@@ -49,6 +52,7 @@ class BatchedSQLiteYStore(SQLiteYStore):
     """``SQLiteYStore`` whose writes queued behind a commit go to the database in one hand-off."""
 
     batching = True  # False: every write takes the stock path (the benchmark compares both in one run)
+    linger = LINGER
     _open: _Batch | None = None
     _flushing = False
     _kept: list[Row] | None = None  # rows of failed commits, oldest first, written with the next batch
@@ -78,6 +82,13 @@ class BatchedSQLiteYStore(SQLiteYStore):
         batch = self._open
         batch.rows.append((self.path, compressed, metadata, time.time()))
         try:
+            if len(batch.rows) == 1 and not self._flushing and self.linger > 0:
+                # The updates of one call (an insert, then its run's outputs) go in one commit.
+                batch.lingering = True
+                try:
+                    await anyio.sleep(self.linger)
+                finally:
+                    batch.lingering = False
             await self._until_flushed(batch)
         except BaseException:  # cancelled (the room stops): its update is written before it goes
             with anyio.CancelScope(shield=True):
@@ -86,7 +97,7 @@ class BatchedSQLiteYStore(SQLiteYStore):
 
     async def _until_flushed(self, batch: _Batch) -> None:
         while not batch.flushed:
-            if self._flushing:
+            if self._flushing or batch.lingering:
                 await batch.wake.wait()
             else:
                 await self._flush()

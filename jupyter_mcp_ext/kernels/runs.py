@@ -13,7 +13,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +58,17 @@ class CellRun:
     _idle: bool = False
     _heard: float = 0.0  # when the cell's last output-channel message came (monotonic)
     _done: asyncio.Event = field(default_factory=asyncio.Event)
+    _waiter: asyncio.Future[None] | None = None  # what the run's loop awaits while its inbox is empty
+
+    def wake(self) -> None:
+        """Wake the run's loop: a message came, the cell ended or its grace is over."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def end(self) -> None:
+        self._done.set()
+        self.wake()
 
 
 @dataclass(eq=False)
@@ -190,35 +201,43 @@ class ExecutionService:
         # [*] and the first outputs are held for a moment: a quick cell then reaches the document
         # (and its store) as one change, its end, instead of three a person could not tell apart.
         show_at: float | None = time.monotonic() + START_GRACE
-        inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        inbox: deque[tuple[str, dict[str, Any]]] = deque()
+        loop = asyncio.get_running_loop()
         msg_id = link.client.execute(
             cell.code, store_history=cell.cell_id is not None, allow_stdin=False, stop_on_error=True
         )
 
         def deliver(channel: str, msg: dict[str, Any]) -> None:
             cell._heard = time.monotonic()  # as it arrives: a backlog still to handle is not silence
-            inbox.put_nowait((channel, msg))
+            inbox.append((channel, msg))
+            cell.wake()
 
         link.routes[msg_id] = deliver
         link.budgets[msg_id] = Budget(self.max_document_output_bytes)  # what waits in the inbox is bounded
         self._current[run.kernel_id] = cell
         try:
             while not cell._done.is_set():
-                waiter = asyncio.ensure_future(inbox.get())
-                ended = asyncio.ensure_future(cell._done.wait())
-                timeout = None if show_at is None else max(0.0, show_at - time.monotonic())
-                await asyncio.wait({waiter, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-                ended.cancel()
-                if not waiter.done():
-                    waiter.cancel()
-                    if cell._done.is_set():
-                        break
-                    show_at = None  # the grace is over and the cell still runs: show [*] now
-                    await self._write(run, cell, [], state="running", count=None)
-                    continue
-                batch = [waiter.result()]
-                while not inbox.empty() and len(batch) < BATCH:
-                    batch.append(inbox.get_nowait())
+                if not inbox:
+                    # One future woken by a message, the cell's end or the grace's timer: a message
+                    # costs the loop one wake-up, not a task per message and per end to watch.
+                    waiter = cell._waiter = loop.create_future()
+                    timer = None
+                    if show_at is not None:
+                        timer = loop.call_later(max(0.0, show_at - time.monotonic()), cell.wake)
+                    try:
+                        await waiter
+                    finally:
+                        cell._waiter = None
+                        if timer is not None:
+                            timer.cancel()
+                    if not inbox:
+                        if cell._done.is_set():
+                            break
+                        if show_at is not None and time.monotonic() >= show_at:
+                            show_at = None  # the grace is over and the cell still runs: show [*] now
+                            await self._write(run, cell, [], state="running", count=None)
+                        continue
+                batch = [inbox.popleft() for _ in range(min(len(inbox), BATCH))]
                 # One document transaction per batch: a flood of small messages stays cheap.
                 ops: list[Op] = []
                 for channel, msg in batch:
@@ -271,7 +290,7 @@ class ExecutionService:
             ops = cell.model.apply(msg_type, content)
         if cell._reply is not None and cell._idle:
             # A run ends when both the reply and the kernel's idle for it are in, in either order.
-            cell._done.set()
+            cell.end()
         return ops
 
     def _no_idle(self, cell: CellRun) -> None:
@@ -283,7 +302,7 @@ class ExecutionService:
             asyncio.get_running_loop().call_later(IDLE_AFTER_REPLY - quiet, self._no_idle, cell)
             return
         cell.note = "The kernel answered but never said it was idle; outputs it sent after may be missing."
-        cell._done.set()
+        cell.end()
 
     def _on_kernel_event(self, event: dict[str, Any]) -> None:
         cell = self._current.get(event["kernel_id"])
@@ -297,7 +316,7 @@ class ExecutionService:
             "traceback": [],
         }
         cell._pending = cell.model.apply("error", cell.error)
-        cell._done.set()
+        cell.end()
 
     # -- the shared document -------------------------------------------------------------
 

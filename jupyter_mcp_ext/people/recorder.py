@@ -33,7 +33,18 @@ NOT_KEPT = (
 # Tools whose ``path`` is a notebook they open before they change anything, and that never create,
 # delete or rename a file: the notebook's snapshots say all they did, so the file is not read before
 # them (a path check, a database lookup and a stat, on every call).
-CELLS_ONLY = frozenset({"insert_cells", "update_cell", "delete_cells", "move_cell", "clear_outputs"})
+CELLS_ONLY = frozenset(
+    {
+        "insert_cells",
+        "update_cell",
+        "delete_cells",
+        "move_cell",
+        "clear_outputs",
+        "execute_cells",
+        "insert_and_execute",
+        "execute_code",
+    }
+)
 
 
 def _bytes(size: Any) -> str:

@@ -7,6 +7,12 @@ streams when something may travel on its own stream before the result: a progres
 resumed with ``Last-Event-ID`` after a dropped connection, and is cancelled when its client goes
 away). Everything else gets the SDK's JSON answer.
 
+A stream's start (its headers and the priming event, an id and no data) is held for a moment
+(``HOLD``): if the call's answer comes meanwhile, with nothing before it, a POST is answered with
+that answer as a JSON body (``answer_in``) instead, in one write, on a connection the client keeps;
+there was nothing to resume. Anything else that comes first (progress, a request to the client) or
+the end of the moment sends the held start, and the call streams on as it would have.
+
 The SDK decides JSON or SSE per session (``is_json_response_enabled``), not per request; it reads
 the flag when it starts serving a POST, with no await in between, so setting it just before each
 request hands it to the SDK per request.
@@ -19,6 +25,8 @@ from typing import Any
 
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+HOLD = 0.05  # seconds a stream's start may wait for the call's answer, to go out with it or as JSON
 
 
 def wants_stream(body: bytes, streaming_tools: frozenset[str]) -> bool:
@@ -61,3 +69,23 @@ def answer_as(manager: StreamableHTTPSessionManager, session_id: str | None, *, 
         transport = session_transport(manager, session_id)
         if transport is not None:
             transport.is_json_response_enabled = not stream
+
+
+def carries_data(chunk: bytes) -> bool:
+    """Whether an SSE chunk holds an event with data (a message), not only an id or a comment."""
+    return any(line[5:].strip() for line in chunk.splitlines() if line.startswith(b"data:"))
+
+
+def answer_in(chunk: bytes) -> bytes | None:
+    """The JSON-RPC answer (a result or an error) an SSE chunk carries as its one event, if it does."""
+    data = [line[5:].removeprefix(b" ") for line in chunk.splitlines() if line.startswith(b"data:")]
+    if not data:
+        return None
+    body = b"\n".join(data)
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+        return body
+    return None

@@ -1,8 +1,9 @@
 """Transport: serves the SDK's Streamable HTTP session manager (an ASGI app) from a Tornado handler.
 
-Jupyter Server is Tornado, the SDK's transport is ASGI. This module is the whole bridge: it turns
-one Tornado request into one ASGI call, streams the answer back as it is produced (SSE), and tells
-the SDK when the client went away, which is how the SDK sees a dropped stream or a cancelled call.
+Jupyter Server is Tornado, the SDK's transport is ASGI. This module and ``exchange.py`` (one
+request and its answer) are the whole bridge: they turn one Tornado request into one ASGI call,
+stream the answer back as it is produced (SSE), and tell the SDK when the client went away, which
+is how the SDK sees a dropped stream or a cancelled call.
 Around each call it keeps the session ledger (``sessions.py``: who holds which session, and room
 made for new ones) and sets the event store's session scope (``events.py``: resumable streams).
 """
@@ -10,11 +11,7 @@ made for new ones) and sets the event store's session scope (``events.py``: resu
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
-import re
-from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from mcp.server.lowlevel import Server
@@ -22,20 +19,16 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
 from ..agents.directory import AgentDirectory
-from ..auth.asgi import http_scope
 from .events import MemoryEventStore, session_scope
+from .exchange import Exchange, Message
 from .responses import answer_as, wants_stream
 from .sessionless import SessionlessClients
 from .sessions import Session, SessionLedger, SessionRefused
 
 log = logging.getLogger(__name__)
-
-Message = MutableMapping[str, Any]
-_NEGOTIATED = re.compile(rb'"protocolVersion"\s*:\s*"([0-9-]+)"')
 
 
 class MCPTransport:
@@ -154,7 +147,7 @@ class MCPTransport:
     ) -> None:
         """Answer the handler's request (its body already read) through the session manager."""
         await self.start()
-        exchange = _Exchange(handler, body)
+        exchange = Exchange(handler, body)
         # Tornado calls the on_connection_close it bound when the handler was made, so the
         # handler forwards to ``on_close``; a client already gone (while it waited) is gone here too.
         handler.on_close = exchange.client_gone  # type: ignore[attr-defined]  # MCPHandler's hook, typed as Tornado's handler
@@ -189,7 +182,7 @@ class MCPTransport:
         if handler.request.method == "POST":
             answer_as(self.manager, session_id, stream=wants_stream(body, self.streaming_tools))
 
-    async def _open(self, exchange: _Exchange, scope: dict[str, Any], principal: str, owner: Any) -> None:
+    async def _open(self, exchange: Exchange, scope: dict[str, Any], principal: str, owner: Any) -> None:
         """A request that would open a session: make room first (or refuse), then note what opened."""
         try:
             victims = self.sessions.reserve(principal)
@@ -292,96 +285,3 @@ def _opens_session(handler: RequestHandler, body: bytes) -> bool:
         and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
         and b'"initialize"' in body
     )
-
-
-class _Exchange:
-    """One request/response pair seen from both sides."""
-
-    def __init__(self, handler: RequestHandler, body: bytes):
-        self.handler = handler
-        self.body = body
-        self.status = 0
-        self.session_id: str | None = None
-        # An opening request: called when its answer starts, with the status and session id; the
-        # session it returns learns the protocol version the answer negotiates.
-        self.on_start: Callable[[int, str | None], Session | None] | None = None
-        self._opened: Session | None = None
-        self._body_sent = False
-        self._gone = asyncio.Event()
-        self._content_type = "application/json"
-        self._streaming = False
-        self._done = False
-
-    def scope(self, extra: dict[str, Any]) -> dict[str, Any]:
-        return http_scope(self.handler.request, **extra)
-
-    def client_gone(self) -> None:
-        self._gone.set()
-
-    async def receive(self) -> Message:
-        if not self._body_sent:
-            self._body_sent = True
-            # Handed over, not kept: a finished request's handler (and so this exchange) stays
-            # reachable while a cancelled timer holds its context, up to a hundred of them.
-            body, self.body = self.body, b""
-            return {"type": "http.request", "body": body, "more_body": False}
-        # After the body, an ASGI receive() only returns when the client disconnects.
-        await self._gone.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(self, message: Message) -> None:
-        if self._gone.is_set() or self._done:
-            return
-        handler = self.handler
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-            handler.set_status(self.status)
-            for raw_name, raw_value in message.get("headers", []):
-                name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
-                if name.lower() == "content-type":
-                    self._content_type = value
-                elif name.lower() == MCP_SESSION_ID_HEADER:
-                    self.session_id = value
-                    handler.add_header(name, value)
-                elif name.lower() != "content-length":
-                    handler.add_header(name, value)
-            handler.set_header("Content-Type", self._content_type)
-            if self.on_start is not None:
-                self._opened = self.on_start(self.status, self.session_id)
-            if self._content_type.startswith("text/event-stream"):
-                # A stream's headers go out at once: the client waits for them to know it is open.
-                self._streaming = True
-                await self._flush()
-        elif message["type"] == "http.response.body":
-            body = message.get("body", b"")
-            if body:
-                if self._opened is not None and self._opened.version is None:
-                    found = _NEGOTIATED.search(body)
-                    self._opened.version = found.group(1).decode() if found else None
-                handler.write(body)
-            if message.get("more_body", False):
-                if self._streaming:
-                    await self._flush()
-            else:
-                self.finish()
-
-    async def refuse(self, status: int, message: str) -> None:
-        """Answer with a JSON-RPC error, as the SDK answers what it refuses."""
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
-        await self.send({"type": "http.response.start", "status": status, "headers": []})
-        await self.send({"type": "http.response.body", "body": body.encode()})
-
-    async def _flush(self) -> None:
-        try:
-            await self.handler.flush()
-        except StreamClosedError:
-            self._gone.set()
-
-    def finish(self) -> None:
-        if self._done:
-            return
-        self._done = True
-        # The client may have left, or tornado finished the response already.
-        with contextlib.suppress(StreamClosedError, RuntimeError):
-            # APIHandler.finish would otherwise label every answer application/json.
-            self.handler.finish(set_content_type=self._content_type)  # type: ignore[call-arg]  # JupyterHandler's finish takes it
