@@ -315,7 +315,7 @@ def _upgrade_to_cell_ids(doc: YNotebook) -> None:
     """Notebooks older than nbformat 4.5 lose cell ids on save; bump them as JupyterLab does.
 
     Read on a notebook's first open for writing, then again only after its format keys changed
-    (a reload from disk, anyone's write): every write call opens its notebook (issue 21)."""
+    (a reload from disk, anyone's write): every write call opens its notebook."""
     checked = _format_checked.get(doc)
     if checked is not None and checked.current:
         return

@@ -29,7 +29,7 @@ PROBE = ".jupyter_mcp_ext:init.y"  # the document path the initializing store is
 
 
 def default_update_store(config: Config) -> bool:
-    """Make collaboration's update store the batching one (issue 21: a thread hand-off per batch of
+    """Make collaboration's update store the batching one (a thread hand-off per batch of
     updates, not three per update), unless ``YDocExtension.ystore_class`` is set in the server's
     config (files or command line). Run before collaboration links: extensions link in name order,
     ``jupyter_mcp_ext`` before ``jupyter_server_ydoc``. Whether it was set here."""

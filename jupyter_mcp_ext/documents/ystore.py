@@ -3,8 +3,8 @@
 Every change of a shared document is written by the room to its update store, each write a task of
 its own that nobody awaits. The stock ``SQLiteYStore`` hands each update to a worker thread three
 times (cursor, insert, commit) under one lock, so a stream of edits costs the event loop three
-thread hand-offs per update, and behind each the wait for the GIL and the loop's wake-up (issue 21:
-about three per agent call, the largest share of an agent's loop time after its own work).
+thread hand-offs per update, and behind each the wait for the GIL and the loop's wake-up (about
+three per agent call, the largest share of an agent's loop time after its own work).
 
 This store keeps what is written: one row per update, in order, with the same metadata, the same
 checkpoints every ``checkpoint_interval`` updates, and each ``write`` returning once its own update is

@@ -1,4 +1,4 @@
-"""Output edits cut into steps small enough that the event loop stays free between them (issue 14).
+"""Output edits cut into steps small enough that the event loop stays free between them.
 
 A cell that prints megabytes would otherwise go into the shared document (and from there into its
 store and to every open tab) as one transaction of that size: tens of milliseconds in which no

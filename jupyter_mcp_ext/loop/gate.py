@@ -1,45 +1,26 @@
 """A share of the event loop for agents: MCP work waits its turn so the person is served first.
 
-Jupyter Server is one thread. Four agents calling flat out can fill every loop iteration, and a
-person's keystroke (about ten loop hops from one browser to another) then waits behind each. The
-gate meters the loop time that MCP work holds (the wall clock around every step of an MCP task)
-and admits new MCP work only while that time stays within ``share`` of wall time. A call over the
-share waits; waiting calls are served round-robin across sessions, so one busy agent cannot starve
-another; nothing is refused for load. The gate holds agents back only while a person uses the server
-(``person_here``, ``people/attendance.py``): with nobody else on the loop, agents have all of it.
+Jupyter Server is one thread; agents calling flat out would fill every loop iteration, and a
+person's keystroke (about ten loop hops from one browser to another) would wait behind each. The
+gate meters the loop time MCP work holds (the wall clock around each step of an MCP task: a step
+that blocks on a disk sync or waits for a core holds the loop as much as one that computes) and,
+while a person uses the server (``people/attendance.py``), admits new MCP work only while that time
+stays within ``share``. A call over the share waits; waiting calls go round-robin across sessions;
+nothing is refused for load. With nobody else on the loop, agents have all of it.
 
-Wall clock, not CPU: while a step runs, nothing else on the loop can, whether the step computes,
-blocks in a synchronous disk sync (a save's ``fsync``, the notary's SQLite commit) or waits for a
-core on a busy machine. Under four flat-out agents on a loaded two-core machine, MCP's steps held
-the loop 2.4-3.1x as long as their CPU: metering CPU, the gate at 0.5 seldom engaged while MCP
-held the loop about 0.65 of the time (README, "What the person feels").
+MCP work is every step of a task in an MCP context: the handler's request, the SDK's session tasks
+and the tasks tools start (runs writing outputs too), found through a task factory on the loop.
+Time a task spends waiting costs nothing.
 
-What counts as MCP work: every step of a task running in an MCP context (``mcp_context``): the
-handler's own request, the SDK's session tasks and the tools' tasks they start (including runs
-writing outputs), found through a task factory on the loop. Only steps are metered: time a task
-spends waiting (for a kernel, for a client) costs nothing.
-
-Admission alone does not hold the share: a call let in runs all its steps. Four calls in flight on
-a loaded two-core machine ran MCP 0.13-0.19 s past its share, a second's window at 0.16-0.24 for a
-share of 0.1 (issue 23). So admitted MCP work past its share, with a person here, is paused between
-two steps until the share is free again, before any new call is let in. (It first ran up to 20 ms
-past the share before a pause; pausing at once cut the person's keystroke p95 by a quarter with four
-agents flat out, and gave the agents as many calls: issue 21.)
-What serves people too (a shared room an agent's call opened) is metered but never paused (``unpaused``).
-
-The share bounds how much of the loop agents get, not how long a keystroke waits at each hop: asyncio
-runs every callback that is ready before it looks for I/O again, so with four calls in flight a hop
-waits behind a step of each. So MCP work also comes in slices (``time_slice``, with a person here):
-once its steps have held the loop that long, the next ones wait for the loop's next look for I/O, and
-what that look brings (a keystroke, a request) goes first (issue 21: keystroke p95 a fifth to a third
-lower, agents' calls 5-15% fewer, ``tests/test_gate_slices.py``).
-
-A person who is here is not always waiting on the server. While a request of theirs is in flight (a
-folder listing, a save: ``people/attendance.py``), MCP work is held to ``waiting_share``, from the
-request's first step on (what was left of its burst is gone); the rest of the time ``share``
-holds (issue 21: a person typing and browsing among four flat-out agents saw the folder listing's
-p95 halved, below what it is with the agents on another server, for 4-9% fewer agent calls; up to a
-third fewer where the person's listings are in flight most of the time, README "A person waiting").
+Admission alone does not hold the share, since a call let in runs all its steps: admitted work past
+its share is paused between two steps until the share is free again, before any new call is let in.
+What serves people too (a shared room an agent's call opened) is metered but never paused
+(``unpaused``). The share bounds how much of the loop agents get, not how long a keystroke waits at
+each hop (asyncio runs every ready callback before it looks for I/O), so MCP work also comes in
+slices (``time_slice``): once its steps have held the loop that long, the next wait for the loop's
+next look for I/O, and what that brings goes first. While a request of the person's is in flight (a
+folder listing, a save), MCP work is held to ``waiting_share``. The figures behind these choices are
+in docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ class MCPHandler(APIHandler):
         self._refusal_status = 403
 
     def _execute(self, transforms: Any, *args: Any, **kwargs: Any) -> Any:
-        """Tornado's own entry of a request: metered whole as MCP work (issue 14).
+        """Tornado's own entry of a request: metered whole as MCP work.
 
         Private to Tornado (stable since 2012), overridden so that the gate also counts Jupyter's
         auth, the answer's write and the access log, a good part of a small call's CPU. Should it be
@@ -283,7 +283,7 @@ class MCPHandler(APIHandler):
         if self.gate is None:
             await self.transport.serve(self, body, principal, extra)
             return
-        # Agents' calls take their turn within their share of the loop (issue 14); a call whose
+        # Agents' calls take their turn within their share of the loop; a call whose
         # client leaves while it waits is dropped (on_connection_close).
         key = self.request.headers.get("mcp-session-id") or principal
         self._waiting = asyncio.ensure_future(self.gate.turn(key))

@@ -1,4 +1,4 @@
-"""How each request is answered: a plain JSON body unless the call streams (issue 14).
+"""How each request is answered: a plain JSON body unless the call streams
 
 An SSE answer costs the server about a third more CPU per call than a JSON body (the SDK's
 ``EventSourceResponse`` and its tasks), and most calls send nothing but their result. A request
