@@ -1,11 +1,11 @@
 """Leave what exists once the server has started out of Python's full garbage collections.
 
-A full collection walks every object the process tracks. A Jupyter server with JupyterLab and
-collaboration has about 270,000 once it has started (modules, classes, functions: they live as long
-as the server), and with agents working flat out a full collection comes every 5-10 s: each one held
-the server's loop 110-180 ms, a person's keystroke waiting behind it. Frozen once the server has
-started (``gc.freeze``), those objects are left out: 17-37 ms a collection (README, "What the person
-feels"). Objects freed by reference counting are freed as ever; only garbage in cycles among the
+A full collection walks every object the process tracks: a Jupyter server with JupyterLab and
+collaboration has a few hundred thousand once started (modules, classes, functions, living as long
+as the server), and with agents working flat out a full collection comes every few seconds, holding
+the loop while a person's keystroke waits. Frozen once the server has started (``gc.freeze``), and
+again once the extension's runtime is built, those objects are left out (docs/benchmarks.md has the
+figures). Objects freed by reference counting are freed as ever; only garbage in cycles among the
 frozen objects would stay.
 """
 
