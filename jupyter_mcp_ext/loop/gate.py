@@ -32,7 +32,7 @@ runs every callback that is ready before it looks for I/O again, so with four ca
 waits behind a step of each. So MCP work also comes in slices (``time_slice``, with a person here):
 once its steps have held the loop that long, the next ones wait for the loop's next look for I/O, and
 what that look brings (a keystroke, a request) goes first (issue 21: keystroke p95 a fifth to a third
-lower, agents' calls 5-15% fewer, ``tests/test_gate_slices.py``).
+lower, agents' calls 5-15% fewer, ``tests/loop/test_gate_slices.py``).
 
 A person who is here is not always waiting on the server. While a request of theirs is in flight (a
 folder listing, a save: ``people/attendance.py``), MCP work is held to ``waiting_share``, from the
