@@ -14,9 +14,8 @@ import pytest
 
 from jupyter_mcp_ext.auth.tokens import TokenStore
 
-from ..cli.test_cli import TOKEN
 from ..support.mcp_client import RAW_HEADERS, RAW_INITIALIZE
-from ..support.server_process import server_on
+from ..support.server_process import TOKEN, server_on
 
 PERSON = {"Authorization": f"token {TOKEN}"}
 

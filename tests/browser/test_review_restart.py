@@ -14,11 +14,11 @@ import pytest
 from mcp_types import Implementation
 from playwright.async_api import Locator, expect
 
-from ..cli.test_cli import TOKEN
 from ..support import shots
 from ..support.browser import CHROMIUM, LabTab, lab_tab
 from ..support.mcp_client import connect, ok
 from ..support.panel import PanelAPI
+from ..support.server_process import TOKEN
 from ..support.shared_lab import lab_server
 
 pytestmark = pytest.mark.skipif(

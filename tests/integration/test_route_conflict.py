@@ -18,8 +18,9 @@ import pytest
 
 from jupyter_mcp_ext import cli
 
-from ..cli.test_cli import HERE, TOKEN, tool_names
-from ..support.server_process import server_on_a_free_port
+from ..cli.test_cli import tool_names
+from ..support.server_process import REPO as HERE
+from ..support.server_process import TOKEN, server_on_a_free_port
 
 # The other extension: it answers GET and POST on <base_url>/mcp with a page of its own.
 OTHER = """

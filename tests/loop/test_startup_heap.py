@@ -11,8 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from ..cli.test_cli import TOKEN
-from ..support.server_process import server_on
+from ..support.server_process import TOKEN, server_on
 
 FROZEN = re.compile(r"(\d+) objects left out of full garbage collections")
 

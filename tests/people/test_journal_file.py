@@ -18,10 +18,9 @@ import pytest
 from jupyter_mcp_ext.people.journal import Change, Journal
 from jupyter_mcp_ext.people.journal_store import BATCH_SECONDS, JournalStore
 
-from ..cli.test_cli import TOKEN
 from ..support.mcp_client import connect, ok
 from ..support.panel import PanelAPI
-from ..support.server_process import server_on
+from ..support.server_process import TOKEN, server_on
 from ..support.yclient import YPeer
 
 AUTH = {"Authorization": f"token {TOKEN}"}
