@@ -51,10 +51,10 @@ if [ "${FLOORS_FULL:-0}" = 1 ]; then
 else
   # Every layer: the MCP edge, tools, rooms and live edits, kernels, three-way merges (diff-match-patch),
   # people (journal, policy, presence, carets), the panel's API and events, the loop gate, the CLI.
-  pytest -q -p no:cacheprovider tests/test_transport.py tests/test_auth.py tests/test_tools.py \
-    tests/test_rooms.py tests/test_live_editing.py tests/test_execution.py tests/test_notebook_text.py \
-    tests/test_first_ten_minutes.py tests/test_sessions_cap.py tests/test_schemas.py \
-    tests/test_merge.py tests/test_rebase.py tests/test_files.py tests/test_undo_text.py \
-    tests/test_journal.py tests/test_policy.py tests/test_agents.py tests/test_presence.py \
-    tests/test_cursors.py tests/test_api.py tests/test_gate.py tests/test_cli.py
+  pytest -q -p no:cacheprovider tests/protocol/test_transport.py tests/auth/test_auth.py tests/tools/test_tools.py \
+    tests/documents/test_rooms.py tests/documents/test_live_editing.py tests/kernels/test_execution.py tests/documents/test_notebook_text.py \
+    tests/integration/test_first_ten_minutes.py tests/protocol/test_sessions_cap.py tests/tools/test_schemas.py \
+    tests/documents/test_merge.py tests/documents/test_rebase.py tests/tools/test_files.py tests/documents/test_undo_text.py \
+    tests/people/test_journal.py tests/people/test_policy.py tests/agents/test_agents.py tests/agents/test_presence.py \
+    tests/agents/test_cursors.py tests/api/test_api.py tests/loop/test_gate.py tests/cli/test_cli.py
 fi

@@ -25,10 +25,11 @@ from pathlib import Path
 import httpx
 import psutil
 
+from tests.support.server import JupyterServer, bench_server
+
 from .baseline import baseline_server
 from .client import cell_ids, write_notebook
 from .scaling import Notebook, Session
-from .server import JupyterServer, bench_server
 
 GATE_WARMUP = 31.0  # seconds: the start-up poll of /api/status counts as a person for 30 s (the gate)
 

@@ -29,10 +29,11 @@ from typing import Any
 import httpx
 import psutil
 
+from tests.support.server import JupyterServer, bench_server
+
 from .bench import Bench, cpu_seconds
 from .client import write_notebook
 from .report import Row
-from .server import JupyterServer, bench_server
 from .typist import for_seconds, ratio_row, sample
 
 REPO = str(Path(__file__).resolve().parent.parent)  # the agents' process imports benchmarks from here

@@ -17,7 +17,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from .server import JupyterServer
+from tests.support.server import JupyterServer
 
 BASELINE = "ecc2a08"
 REPO = Path(__file__).resolve().parent.parent

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import psutil
 
+from tests.support.server import JupyterServer
+
 from .report import Row, ms, pct
-from .server import JupyterServer
 
 
 @dataclass

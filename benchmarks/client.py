@@ -14,7 +14,7 @@ import nbformat
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .server import JupyterServer
+from tests.support.server import JupyterServer
 
 
 def raw_initialize(version: str) -> dict[str, Any]:

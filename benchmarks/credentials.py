@@ -12,8 +12,9 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.support.server import JupyterServer
+
 from .client import call, cell_ids, write_notebook
-from .server import JupyterServer
 
 
 def _q(values: list[float], p: float) -> float:

@@ -22,9 +22,10 @@ from typing import Any
 
 import httpx
 
+from tests.support.server import JupyterServer
+
 from .client import write_notebook
 from .report import Row, ms, pct, table
-from .server import JupyterServer
 from .yjs import YPeer
 
 BLOCK = 20

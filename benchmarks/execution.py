@@ -13,10 +13,11 @@ import psutil
 from jupyter_client.asynchronous import AsyncKernelClient
 from mcp.client import Client
 
+from tests.support.server import JupyterServer
+
 from .bench import Bench
 from .client import call
 from .report import MB, Row, ms, pct
-from .server import JupyterServer
 
 FLOOD_CODE = "for _ in range(100):\n    print('x' * (1024 * 1024 - 1))"  # 100 MB on stdout
 

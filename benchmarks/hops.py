@@ -84,8 +84,9 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
 
 
 def main() -> None:
+    from tests.support.server import JupyterServer
+
     from .client import write_notebook
-    from .server import JupyterServer
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=6.0)

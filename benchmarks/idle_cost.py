@@ -21,8 +21,9 @@ from pathlib import Path
 
 import psutil
 
+from tests.support.server import JupyterServer
+
 from .client import call, cell_ids, mcp_client, write_notebook
-from .server import JupyterServer
 
 SETTLE = 3.0  # seconds after the server answers before its memory is read (as a person would find it)
 

@@ -14,9 +14,10 @@ import asyncio
 
 import httpx
 
+from tests.support.server import JupyterServer
+
 from .client import cell_ids, write_notebook
 from .scaling import Notebook, Session, measure
-from .server import JupyterServer
 
 SIZES = (20, 500)
 

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.server import JupyterServer
+
 from .client import call, cell_ids, mcp_client, write_notebook
-from .server import JupyterServer
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.mcp_client import RAW_HEADERS, RAW_INITIALIZE
-from tests.oauth_flow import Flow, person_logged_in
-
-from .server import JupyterServer
+from tests.support.mcp_client import RAW_HEADERS, RAW_INITIALIZE
+from tests.support.oauth_flow import Flow, person_logged_in
+from tests.support.server import JupyterServer
 
 
 def _p50(values: list[float]) -> float:

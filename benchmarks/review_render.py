@@ -30,10 +30,10 @@ from urllib.parse import quote
 import httpx
 from playwright.async_api import Page, async_playwright
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.server import JupyterServer
 
 from .client import call, cell_ids, mcp_client, write_notebook
-from .server import JupyterServer
 
 TARGET = 1.2
 SCROLL_STEPS = 100

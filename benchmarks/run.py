@@ -14,11 +14,12 @@ import sys
 import time
 from pathlib import Path
 
+from tests.support.server import bench_server
+
 from . import concurrency, echo, editing, execution, person
 from .bench import Bench, Settings
 from .client import mcp_client, write_notebook
 from .report import MB, machine, table
-from .server import bench_server
 
 
 async def run_all(bench: Bench, only_person: bool = False, only_agents: bool = False) -> None:

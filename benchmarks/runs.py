@@ -30,13 +30,14 @@ import psutil
 from jupyter_client.asynchronous import AsyncKernelClient
 from mcp.client import Client
 
+from tests.support.server import JupyterServer, bench_server
+
 from .ab import GATE_WARMUP, all_threads, main_thread
 from .baseline import baseline_server
 from .bench import spy
 from .client import call, mcp_client, write_notebook
 from .execution import kernel_client
 from .report import pct
-from .server import JupyterServer, bench_server
 
 FLOOR = "execute_interactive"
 TARGETS = {"execute_code": 1.3, "insert_and_execute": 1.5}

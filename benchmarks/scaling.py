@@ -32,11 +32,12 @@ from typing import Any
 import httpx
 import psutil
 
+from tests.support.server import JupyterServer, bench_server
+
 from .baseline import BASELINE, baseline_server
 from .bench import cpu_seconds, spy
 from .client import cell_ids, raw_initialize, write_notebook
 from .report import pct
-from .server import JupyterServer, bench_server
 
 VERSION = "2025-11-25"
 SIZES = (50, 2000)

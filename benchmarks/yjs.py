@@ -8,6 +8,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
-from tests.yclient import YPeer  # noqa: E402
+from tests.support.yclient import YPeer  # noqa: E402
 
 __all__ = ["YPeer"]

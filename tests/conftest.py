@@ -31,11 +31,11 @@ from tornado import web
 from tornado.testing import bind_unused_port
 from traitlets.config import Config
 
-from .mcp_client import connect
-from .panel import PanelAPI
 from .reliability.figures import FIGURES, LINES
-from .shots import copy_for_docs
-from .yclient import YPeer
+from .support.mcp_client import connect
+from .support.panel import PanelAPI
+from .support.shots import copy_for_docs
+from .support.yclient import YPeer
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -159,9 +159,9 @@ def _nbconvert_exporters_found_once() -> Iterator[None]:
 @pytest.fixture
 def http_server_port(jp_server_config: Config) -> tuple[socket.socket, int]:
     """pytest-jupyter's listening socket; a server with JupyterLab gets this process's lab port, so
-    Chromium's cache of JupyterLab's files applies from one test to the next (tests/browser.py)."""
+    Chromium's cache of JupyterLab's files applies from one test to the next (tests/support/browser.py)."""
     if jp_server_config.ServerApp.jpserver_extensions.get("jupyterlab"):
-        from .browser import lab_server_socket  # Playwright only where JupyterLab is
+        from .support.browser import lab_server_socket  # Playwright only where JupyterLab is
 
         return lab_server_socket()
     return bind_unused_port()
@@ -314,41 +314,41 @@ def person_and_agent(
 # hands out files in this order; the files not named here (each under 14 s) follow in their usual
 # order, and their small sizes even out the workers' ends. A file that grows slow belongs here.
 SLOWEST_FIRST = (
-    "test_panel.py",  # JupyterLab in Chromium, ten times
+    "browser/test_panel.py",  # JupyterLab in Chromium, ten times
     "reliability/test_hostile_arguments.py",
-    "test_route_conflict.py",  # four servers in processes of their own, with JupyterLab
-    "test_review_marks.py",
+    "integration/test_route_conflict.py",  # four servers in processes of their own, with JupyterLab
+    "browser/test_review_marks.py",
     "reliability/test_sessions_under_load.py",  # 16 sessions: a 1,100-call warm-up, then 800 calls
-    "test_browser.py",
+    "browser/test_browser.py",
     "reliability/test_person_controls.py",
     "hub/test_hub.py",
-    "test_review_restart.py",  # two starts of a server process, with JupyterLab
-    "test_tasks.py",
-    "test_journal_file.py",  # three starts of a server process
-    "test_bad_input.py",
-    "test_review_deleted.py",
+    "browser/test_review_restart.py",  # two starts of a server process, with JupyterLab
+    "protocol/test_tasks.py",
+    "people/test_journal_file.py",  # three starts of a server process
+    "tools/test_bad_input.py",
+    "browser/test_review_deleted.py",
     "reliability/test_kill.py",
-    "test_execution_edges.py",
-    "test_review_render_bench.py",  # 500 marked cells in Chromium, twice
-    "test_journal.py",
-    "test_rebase.py",
-    "test_review_diff.py",
-    "test_gate.py",
-    "test_hardening.py",
-    "test_apps_browser.py",
-    "test_robustness.py",
-    "test_execution.py",
+    "kernels/test_execution_edges.py",
+    "browser/test_review_render_bench.py",  # 500 marked cells in Chromium, twice
+    "people/test_journal.py",
+    "documents/test_rebase.py",
+    "browser/test_review_diff.py",
+    "loop/test_gate.py",
+    "integration/test_hardening.py",
+    "browser/test_apps_browser.py",
+    "integration/test_robustness.py",
+    "kernels/test_execution.py",
     "reliability/test_person_and_agents.py",  # a person and four agents for 20 s
-    "test_reliability_findings.py",
-    "test_first_ten_minutes.py",
-    "test_policy.py",
-    "test_resources.py",
-    "test_cli.py",
-    "test_gateway.py",
-    "test_approvals.py",
-    "test_oauth.py",
-    "test_saves.py",
-    "test_oauth_ts.py",
+    "integration/test_reliability_findings.py",
+    "integration/test_first_ten_minutes.py",
+    "people/test_policy.py",
+    "tools/test_resources.py",
+    "cli/test_cli.py",
+    "kernels/test_gateway.py",
+    "people/test_approvals.py",
+    "auth/test_oauth.py",
+    "documents/test_saves.py",
+    "browser/test_oauth_ts.py",
 )
 
 

@@ -6,7 +6,7 @@ room and hands out its live document, but this extension needs more: whether a r
 opening it, who is connected, whether a room has loaded, closing a room no tab uses, saving a room's
 document through its own file loader. Each of those reaches into attributes collaboration does not
 promise to keep, and each is one function here, saying what it reaches and why. Nothing else in the
-package touches them; ``tests/test_collaboration_adapter.py`` checks every one against the installed
+package touches them; ``tests/documents/test_collaboration_adapter.py`` checks every one against the installed
 collaboration on a running server, so an upgrade that moves one fails there, by name.
 """
 

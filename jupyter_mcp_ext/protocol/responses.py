@@ -56,7 +56,7 @@ def session_transport(
 
     Private: the manager keeps its sessions in ``_server_instances`` and has no public lookup.
     If that name changes, this returns None and every request of a session is answered the way
-    the session was opened (JSON), streams included: tests/test_json_transport.py fails then.
+    the session was opened (JSON), streams included: tests/protocol/test_json_transport.py fails then.
     """
     sessions: dict[str, Any] = getattr(manager, "_server_instances", {})
     return sessions.get(session_id)

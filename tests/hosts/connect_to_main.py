@@ -11,7 +11,7 @@ import socket
 import sys
 from typing import Any
 
-from ..iri_grammar import defer_iri_grammar
+from ..support.iri_grammar import defer_iri_grammar
 
 VARIABLE = "JUPYTER_MCP_TEST_CONNECT_TO"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 
-from ..server_main import LAUNCHER
-from ..server_process import server_on_a_free_port
-from ..test_cli import HERE, TOKEN
+from ..support.server_main import LAUNCHER
+from ..support.server_process import REPO as HERE
+from ..support.server_process import TOKEN, server_on_a_free_port
 
 
 @dataclass

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from playwright.async_api import Page, Request, Route, async_playwright
 
-from ..browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
+from ..support.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
 
 
 @dataclass

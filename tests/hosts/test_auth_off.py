@@ -15,8 +15,8 @@ import pytest
 from playwright.async_api import Response
 from tornado import web
 
+from ..auth.test_refusal_keeps_connection import answer
 from ..hub.harness import free_port
-from ..test_refusal_keeps_connection import answer
 from .hosts import SERVER, ClaudeCode, Codex, Host
 from .lab import Lab, lab_on
 from .person import person_in
@@ -140,7 +140,7 @@ async def test_a_page_on_another_site_runs_nothing_in_the_lab(lab: Lab, root: Pa
 
 
 async def test_a_refused_page_s_request_leaves_its_connection_open(lab: Lab):
-    """As for a request without credentials (tests/test_refusal_keeps_connection.py): answered once
+    """As for a request without credentials (tests/auth/test_refusal_keeps_connection.py): answered once
     its small body is read, the connection stays open for the next request."""
     where = urlsplit(lab.url)
     reader, writer = await asyncio.open_connection(where.hostname, where.port)

@@ -13,8 +13,8 @@ import anyio
 import httpx
 from mcp.shared.exceptions import MCPError
 
-from ..mcp_client import connect, text
-from ..oauth_flow import REDIRECT, Flow, pkce, query
+from ..support.mcp_client import connect, text
+from ..support.oauth_flow import REDIRECT, Flow, pkce, query
 from .harness import Hub
 
 REFUSED_WITHIN = 60  # seconds: generous, for a loaded machine; the bound itself is one second

@@ -26,7 +26,7 @@ import httpx
 
 from jupyter_mcp_ext.auth.hub_discovery import hub_config
 
-from ..server_main import PREFIX
+from ..support.server_main import PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 PROXY_PREFIX = ROOT / ".ci" / ".proxy"  # git-ignored; .ci/run installs it, or find_proxy() does
@@ -171,7 +171,7 @@ class Hub:
             "Authenticator.allow_all": True,
             "ConfigurableHTTPProxy.api_url": f"http://127.0.0.1:{free_port()}",
             "ConfigurableHTTPProxy.command": [proxy],
-            # Through tests/server_main.py, which defers a grammar jsonschema compiles at import.
+            # Through tests/support/server_main.py, which defers a grammar jsonschema compiles at import.
             "Spawner.cmd": [*PREFIX, "jupyterhub.singleuser"],
             "Spawner.args": args,
             "Spawner.oauth_client_allowed_scopes": ["custom:jupyter_server:execute:*!server"],
@@ -200,7 +200,7 @@ class Hub:
         (self.workdir / "jupyterhub_config.py").write_text("\n".join(lines) + "\n")
 
     def env(self) -> dict[str, str]:
-        """The Hub's environment: this checkout importable (tests/server_main.py starts its processes)."""
+        """The Hub's environment: this checkout importable (tests/support/server_main.py starts its processes)."""
         return {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),

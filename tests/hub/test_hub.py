@@ -27,14 +27,14 @@ from mcp_types import Implementation
 
 from jupyter_mcp_ext.agents.directory import AgentDirectory, person_of
 
-from ..mcp_client import STATELESS, call, connect, fails, ok, text
-from ..oauth_flow import REDIRECT, Flow, pkce, query
-from ..yclient import YPeer
+from ..support.mcp_client import STATELESS, call, connect, fails, ok, text
+from ..support.oauth_flow import REDIRECT, Flow, pkce, query
+from ..support.yclient import YPeer
 from .harness import Hub, find_proxy
 
 pytest.importorskip("jupyterhub", reason="the test extra installs JupyterHub")
 
-from ..mcp_client import RAW_HEADERS, RAW_INITIALIZE
+from ..support.mcp_client import RAW_HEADERS, RAW_INITIALIZE
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -406,8 +406,8 @@ async def test_the_typescript_sdks_client_connects_through_the_hubs_proxy(site: 
     the prefix; alice logs in to the Hub in headless Chromium and allows it; its token works there."""
     from playwright.async_api import async_playwright
 
-    from ..browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
-    from ..ts_host import connect as ts_connect
+    from ..support.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
+    from ..support.ts_host import connect as ts_connect
 
     seen: dict[str, str] = {}
     async with async_playwright() as pw:

@@ -11,7 +11,7 @@ from contextlib import closing
 import httpx
 import pytest
 
-from ..mcp_client import connect, fails, ok
+from ..support.mcp_client import connect, fails, ok
 from .agents import SHARED, bearer, share, signed_in_agent, unshare, until_refused
 from .harness import Hub
 

@@ -26,8 +26,8 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
-from ..mcp_client import text
-from ..oauth_flow import REDIRECT, query
+from ..support.mcp_client import text
+from ..support.oauth_flow import REDIRECT, query
 from .agents import allow, origin
 from .harness import Hub
 

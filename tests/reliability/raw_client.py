@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx2
 
-from ..mcp_client import RAW_HEADERS, RAW_INITIALIZE, RAW_VERSION
+from ..support.mcp_client import RAW_HEADERS, RAW_INITIALIZE, RAW_VERSION
 
 
 class RawClient:

@@ -16,10 +16,9 @@ from collections.abc import Iterator
 import nbformat
 import pytest
 
-from benchmarks.server import JupyterServer
-
-from ..mcp_client import connect, ok
-from ..server_main import LAUNCHER
+from ..support.mcp_client import connect, ok
+from ..support.server import JupyterServer
+from ..support.server_main import LAUNCHER
 from . import figures
 
 MAX_SAVE_DELAY = 2.0  # MCPExtensionApp.max_save_delay's default

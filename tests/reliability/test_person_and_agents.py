@@ -24,8 +24,8 @@ import pytest
 
 from jupyter_mcp_ext.tools.resources import notebook_uri
 
-from ..mcp_client import connect, ok
-from ..yclient import YPeer
+from ..support.mcp_client import connect, ok
+from ..support.yclient import YPeer
 from . import figures
 
 SECONDS = float(os.environ.get("SOAK_SECONDS", "20"))

@@ -13,9 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.server import JupyterServer
-
-from ..server_main import LAUNCHER
+from ..support.server import JupyterServer
+from ..support.server_main import LAUNCHER
 from . import figures
 from .raw_client import RawClient
 from .test_sessions_under_load import rss_bytes as server_rss

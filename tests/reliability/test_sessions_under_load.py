@@ -29,10 +29,9 @@ import nbformat
 import pytest
 from mcp.client import Client
 
-from benchmarks.server import JupyterServer
-
-from ..mcp_client import connect, ok
-from ..server_main import LAUNCHER
+from ..support.mcp_client import connect, ok
+from ..support.server import JupyterServer
+from ..support.server_main import LAUNCHER
 from . import figures
 
 SESSIONS = 16

@@ -1,0 +1,1 @@
+"""Tests of ``jupyter_mcp_ext.protocol``."""
