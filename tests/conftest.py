@@ -33,6 +33,7 @@ from traitlets.config import Config
 
 from .reliability.figures import FIGURES, LINES
 from .support.mcp_client import connect
+from .support.oauth_flow import Flow, agent_at, person_logged_in
 from .support.panel import PanelAPI
 from .support.shots import copy_for_docs
 from .support.yclient import YPeer
@@ -239,6 +240,20 @@ def make_notebook(jp_root_dir: Path) -> Iterator[MakeNotebook]:
     Write files before a peer opens them: once a room is open, a direct write reloads it.
     """
     yield functools.partial(write_notebook, jp_root_dir)
+
+
+@pytest.fixture
+async def flow(server_url: str) -> AsyncIterator[Flow]:
+    """An agent host signing in by OAuth (no Jupyter credential), the server's metadata discovered."""
+    async with agent_at(server_url) as found:
+        yield found
+
+
+@pytest.fixture
+async def person(server_url: str, jp_auth_header: dict[str, str]) -> AsyncIterator[httpx.AsyncClient]:
+    """The person's browser, logged in to Jupyter (its cookie and XSRF token), as the consent page needs."""
+    async with person_logged_in(server_url, jp_auth_header["Authorization"].split()[-1]) as http:
+        yield http
 
 
 @pytest.fixture

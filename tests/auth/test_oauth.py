@@ -16,7 +16,7 @@ from traitlets.config import Config
 import jupyter_mcp_ext.auth.provider as provider
 
 from ..support.mcp_client import RAW_HEADERS, RAW_INITIALIZE, connect, fails, ok
-from ..support.oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query, refusal
+from ..support.oauth_flow import REDIRECT, pkce, query, refusal
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
@@ -47,20 +47,6 @@ def jp_server_config(jp_server_config: Config, authorizer_class, oauth) -> Confi
 
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
-
-
-@pytest.fixture
-async def flow(server_url):
-    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as agent:
-        f = Flow(server_url, agent)
-        await f.discover()
-        yield f
-
-
-@pytest.fixture
-async def person(server_url, jp_auth_header):
-    async with person_logged_in(server_url, jp_auth_header["Authorization"].split()[-1]) as http:
-        yield http
 
 
 async def test_discovery_from_the_401_works_under_the_base_url(server_url, jp_http_port):

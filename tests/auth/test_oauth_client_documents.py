@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from urllib.parse import urljoin
 
-import httpx
 import pytest
 from tornado import web
 from traitlets.config import Config
@@ -19,7 +18,7 @@ from jupyter_mcp_ext.auth.client_documents import MAX_BYTES, ClientDocumentError
 
 from ..hub.harness import free_port
 from ..support.mcp_client import connect, ok
-from ..support.oauth_flow import REDIRECT, Flow, person_logged_in, pkce, refusal
+from ..support.oauth_flow import REDIRECT, person_logged_in, pkce, refusal
 
 
 @pytest.fixture
@@ -73,14 +72,6 @@ async def publisher():
         yield f"http://127.0.0.1:{port}/clients/", hits
     finally:
         server.stop()
-
-
-@pytest.fixture
-async def flow(server_url):
-    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as agent:
-        f = Flow(server_url, agent)
-        await f.discover()
-        yield f
 
 
 async def test_a_published_client_is_fetched_once_named_with_its_host_and_gets_a_token(

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from contextlib import asynccontextmanager
 from urllib.parse import urljoin
 
-import httpx
 import pytest
 from tornado import web
 from traitlets.config import Config
@@ -23,7 +21,7 @@ import jupyter_mcp_ext.auth.provider as provider
 
 from ..hub.harness import free_port
 from ..support.mcp_client import connect, ok
-from ..support.oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query
+from ..support.oauth_flow import REDIRECT, agent_at, pkce, query
 
 ELSEWHERE = "127.0.0.2"  # another machine, as far as the server can tell
 ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -34,28 +32,6 @@ PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 def jp_server_config(jp_server_config: Config) -> Config:
     jp_server_config.MCPExtensionApp.oauth_client_documents = "https+loopback"
     return jp_server_config
-
-
-@asynccontextmanager
-async def agent_at(server_url: str, address: str | None = None):
-    """An agent host with no Jupyter credential, connecting from ``address``."""
-    transport = httpx.AsyncHTTPTransport(local_address=address) if address else None
-    async with httpx.AsyncClient(follow_redirects=False, timeout=30, transport=transport) as http:
-        flow = Flow(server_url, http)
-        await flow.discover()
-        yield flow
-
-
-@pytest.fixture
-async def flow(server_url):
-    async with agent_at(server_url) as f:
-        yield f
-
-
-@pytest.fixture
-async def person(server_url, jp_auth_header):
-    async with person_logged_in(server_url, jp_auth_header["Authorization"].split()[-1]) as http:
-        yield http
 
 
 class Published(web.RequestHandler):

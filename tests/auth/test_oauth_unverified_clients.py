@@ -20,7 +20,7 @@ from jupyter_mcp_ext.auth.client_documents import ClientDocumentError, ClientDoc
 
 from ..hub.harness import free_port
 from ..support.mcp_client import connect, ok
-from ..support.oauth_flow import Flow, person_logged_in, pkce, query
+from ..support.oauth_flow import Flow, pkce, query
 
 CLAUDE_CODE = "https://claude.invalid/oauth/claude-code-client-metadata"
 CODEX = "https://chatgpt.invalid/oauth/codex/4f2a9c/client.json"
@@ -35,20 +35,6 @@ def documents_mode() -> str:
 def jp_server_config(jp_server_config: Config, documents_mode: str) -> Config:
     jp_server_config.MCPExtensionApp.oauth_client_documents = documents_mode
     return jp_server_config
-
-
-@pytest.fixture
-async def flow(server_url):
-    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as agent:
-        f = Flow(server_url, agent)
-        await f.discover()
-        yield f
-
-
-@pytest.fixture
-async def person(server_url, jp_auth_header):
-    async with person_logged_in(server_url, jp_auth_header["Authorization"].split()[-1]) as http:
-        yield http
 
 
 async def sign_in(

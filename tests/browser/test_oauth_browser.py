@@ -14,16 +14,14 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import (
     AuthorizationCodeResult,
-    OAuthClientInformationFull,
     OAuthClientMetadata,
-    OAuthToken,
 )
 from playwright.async_api import async_playwright
 from pydantic import AnyUrl
 from traitlets.config import Config
 
 from ..support.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, with_lab
-from ..support.oauth_flow import query
+from ..support.oauth_flow import MemoryStorage, query
 
 CALLBACK = "http://127.0.0.1:47113/callback"
 
@@ -31,26 +29,6 @@ CALLBACK = "http://127.0.0.1:47113/callback"
 @pytest.fixture
 def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
     return with_lab(jp_server_config, tmp_path / "lab-settings")
-
-
-class MemoryStorage:
-    """What an agent host keeps: its registration and its tokens."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 async def test_the_sdks_oauth_client_connects_after_consent_in_jupyterlab(server_url, jp_auth_header, panel):

@@ -22,7 +22,7 @@ from traitlets.config import Config
 from ..auth.test_oauth_client_documents import Documents
 from ..hub.harness import free_port
 from ..support.browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
-from ..support.oauth_flow import REDIRECT, Flow, person_logged_in, pkce, query, refusal
+from ..support.oauth_flow import REDIRECT, Flow, pkce, query, refusal
 from ..support.shots import place
 
 
@@ -31,20 +31,6 @@ def jp_server_config(jp_server_config: Config) -> Config:
     jp_server_config.MCPExtensionApp.oauth = True
     jp_server_config.MCPExtensionApp.oauth_client_documents = "https+loopback"  # the test's publisher
     return jp_server_config
-
-
-@pytest.fixture
-async def flow(server_url):
-    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as agent:
-        f = Flow(server_url, agent)
-        await f.discover()
-        yield f
-
-
-@pytest.fixture
-async def person(server_url, jp_auth_header):
-    async with person_logged_in(server_url, jp_auth_header["Authorization"].split()[-1]) as http:
-        yield http
 
 
 @pytest.fixture

@@ -18,16 +18,14 @@ from mcp.client.auth.utils import validate_metadata_issuer
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import (
     AuthorizationCodeResult,
-    OAuthClientInformationFull,
     OAuthClientMetadata,
     OAuthMetadata,
-    OAuthToken,
     ProtectedResourceMetadata,
 )
 from pydantic import AnyUrl
 
 from ..support.mcp_client import text
-from ..support.oauth_flow import REDIRECT, query
+from ..support.oauth_flow import REDIRECT, MemoryStorage, query
 from .agents import allow, origin
 from .harness import Hub
 
@@ -130,24 +128,6 @@ class _NoResourceMetadata(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-class _Storage:
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
-
-
 @pytest.mark.parametrize("reads_the_401", [True, False])
 async def test_the_python_sdks_oauth_client_signs_in_from_the_url_alone(
     hub: Hub, alice: str, reads_the_401: bool
@@ -167,7 +147,7 @@ async def test_the_python_sdks_oauth_client_signs_in_from_the_url_alone(
         params = query(await answer)
         return AuthorizationCodeResult(code=params["code"], state=params.get("state"))
 
-    storage = _Storage()
+    storage = MemoryStorage()
     auth = OAuthClientProvider(
         server_url=f"{alice}mcp",
         client_metadata=OAuthClientMetadata(

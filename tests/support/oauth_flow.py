@@ -11,11 +11,13 @@ import hashlib
 import html
 import re
 import secrets
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 REDIRECT = "http://127.0.0.1:33418/callback"
 
@@ -120,3 +122,33 @@ class Flow:
         )
         assert response.status_code == 200, response.text
         return response.json()
+
+
+@asynccontextmanager
+async def agent_at(server_url: str, address: str | None = None) -> AsyncIterator[Flow]:
+    """An agent host with no Jupyter credential, its metadata discovered, connecting from ``address``."""
+    transport = httpx.AsyncHTTPTransport(local_address=address) if address else None
+    async with httpx.AsyncClient(follow_redirects=False, timeout=30, transport=transport) as http:
+        flow = Flow(server_url, http)
+        await flow.discover()
+        yield flow
+
+
+class MemoryStorage:
+    """What an agent host keeps (the SDK's ``TokenStorage``): its registration and its tokens."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
