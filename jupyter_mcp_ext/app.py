@@ -126,7 +126,7 @@ class MCPExtensionApp(MCPSettings):
         assert self.serverapp is not None
         path = url_path_join(self.serverapp.base_url, self.path)
         names = list(self.serverapp.extension_manager.extensions)
-        return conflicts(self.serverapp.web_app, path, (), names)
+        return conflicts(self.serverapp.web_app, path, names)
 
     async def stop_extension(self) -> None:
         if self._runtime is not None:

@@ -59,7 +59,7 @@ def _extension_of(handler: type, extensions: list[str]) -> str:
     return max(named, key=len) if named else module.split(".")[0]
 
 
-def conflicts(web_app: Any, path: str, ours: tuple[type, ...], extensions: list[str]) -> list[Conflict]:
+def conflicts(web_app: Any, path: str, extensions: list[str]) -> list[Conflict]:
     """Other extensions' handlers on ``path`` (the raw route, base URL included), in routing order.
 
     Only rules added by extensions count: the server's own table (its 404 page matches anything) is
@@ -74,9 +74,6 @@ def conflicts(web_app: Any, path: str, ours: tuple[type, ...], extensions: list[
         handler = rule.target
         if isinstance(handler, LazyRoutes):  # ours, built on first use
             taken = taken or handler.ours(path)
-            continue
-        if isinstance(handler, type) and issubclass(handler, ours):
-            taken = True
             continue
         name = f"{handler.__module__}.{handler.__qualname__}" if isinstance(handler, type) else repr(handler)
         extension = _extension_of(handler, extensions) if isinstance(handler, type) else "?"
