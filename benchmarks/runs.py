@@ -10,7 +10,9 @@ shuffled order, so the machine's drift falls on all alike. Per block: the wall t
 the server's CPU time over the block, all threads and the main thread's (``schedstat``, nanoseconds).
 ``insert_and_execute``'s cells are deleted after the block, outside its time and CPU. It prints each
 call's p50 and p95, the p50 over the floor's (the target), the median of the rounds' own ratios, and
-the server's CPU per run (median over the blocks). Linux only.
+the server's CPU per run (median over the blocks) and this process's (the client's). Beside them, an
+MCP ``ping`` on the same session: the transport's own round trip, which every call pays before any
+tool runs. Linux only.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .execution import kernel_client
 from .report import pct
 
 FLOOR = "execute_interactive"
+PING = "ping"  # the MCP protocol's own round trip (no tool): what the transport alone costs
 TARGETS = {"execute_code": 1.3, "insert_and_execute": 1.5}
 
 
@@ -48,6 +51,7 @@ class Samples:
     wall: list[float] = field(default_factory=list)  # ms per call
     cpu: list[float] = field(default_factory=list)  # server ms per call, all threads, one per block
     main: list[float] = field(default_factory=list)  # the same, main thread
+    client: list[float] = field(default_factory=list)  # this process's CPU ms per call, one per block
     block_p50: list[float] = field(default_factory=list)
 
 
@@ -69,7 +73,15 @@ class Target:
         self.kc = await kernel_client(self.server, kernel)
 
     def ops(self) -> dict[str, Callable[[], Awaitable[None]]]:
-        return {FLOOR: self.direct, "execute_code": self.execute_code, "insert_and_execute": self.insert}
+        return {
+            FLOOR: self.direct,
+            PING: self.ping,
+            "execute_code": self.execute_code,
+            "insert_and_execute": self.insert,
+        }
+
+    async def ping(self) -> None:
+        await self.client.send_ping()
 
     async def direct(self) -> None:
         reply = await self.kc.execute_interactive(self.code, output_hook=lambda _msg: None, timeout=60)
@@ -126,16 +138,19 @@ async def measure(
                     target, pid = targets[label], servers[label].pid
                     run = target.ops()[op]
                     main0, all0, times = main_thread(pid), all_threads(pid), []
+                    client0 = time.process_time()
                     for _ in range(block):
                         start = time.perf_counter()
                         await run()
                         times.append(1000 * (time.perf_counter() - start))
                     main1, all1 = main_thread(pid), all_threads(pid)
+                    client1 = time.process_time()
                     await target.tidy()
                     s = found.setdefault((label, op), Samples())
                     s.wall += times
                     s.cpu.append(1000 * (all1 - all0) / block)
                     s.main.append(1000 * (main1 - main0) / block)
+                    s.client.append(1000 * (client1 - client0) / block)
                     s.block_p50.append(statistics.median(times))
         finally:
             for p in spies:
@@ -146,30 +161,40 @@ async def measure(
 
 def table(found: dict[tuple[str, str], Samples], labels: list[str]) -> str:
     lines = [
-        "| server | call | p50 | p95 | p50 / floor's | rounds' ratios (IQR) | target | server CPU/run, all threads (IQR) | main thread |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| server | call | p50 | p95 | p50 / floor's | rounds' ratios (IQR) | target | server CPU/run, all threads (IQR) | main thread | client CPU |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    notes = []
     for label in labels:
         floor = found[(label, FLOOR)]
         floor50 = pct(floor.wall, 0.5)
-        for op in (FLOOR, "execute_code", "insert_and_execute"):
+        for op in (FLOOR, PING, "execute_code", "insert_and_execute"):
             s = found[(label, op)]
             p50 = pct(s.wall, 0.5)
             cpu = f"{statistics.median(s.cpu):.2f} ms ({_iqr(s.cpu)})"
-            main = f"{statistics.median(s.main):.2f} ms"
-            if op == FLOOR:
+            tail = f"{cpu} | {statistics.median(s.main):.2f} ms | {statistics.median(s.client):.2f} ms |"
+            ratios = [b / f for b, f in zip(s.block_p50, floor.block_p50, strict=True)]
+            head = f"| {label} | {op}"
+            if op in TARGETS:
+                target = TARGETS[op]
+                met = "met" if p50 / floor50 <= target else "**not met**"
                 lines.append(
-                    f"| {label} | {op} (floor) | {p50:.2f} ms | {pct(s.wall, 0.95):.2f} ms | - | - | - | {cpu} | {main} |"
+                    f"{head} | {p50:.2f} ms | {pct(s.wall, 0.95):.2f} ms | {p50 / floor50:.2f}x | "
+                    f"{statistics.median(ratios):.2f}x ({_iqr(ratios, 'x')}) | <= {target}x, {met} | {tail}"
                 )
                 continue
-            ratios = [b / f for b, f in zip(s.block_p50, floor.block_p50, strict=True)]
-            target = TARGETS[op]
-            met = "met" if p50 / floor50 <= target else "**not met**"
+            name = " (floor)" if op == FLOOR else " (MCP, no tool)"
+            ratio = f"{p50 / floor50:.2f}x" if op == PING else "-"
             lines.append(
-                f"| {label} | {op} | {p50:.2f} ms | {pct(s.wall, 0.95):.2f} ms | {p50 / floor50:.2f}x | "
-                f"{statistics.median(ratios):.2f}x ({_iqr(ratios, 'x')}) | <= {target}x, {met} | {cpu} | {main} |"
+                f"{head}{name} | {p50:.2f} ms | {pct(s.wall, 0.95):.2f} ms | {ratio} | - | - | {tail}"
             )
-    return "\n".join(lines)
+        ping50 = pct(found[(label, PING)].wall, 0.5)
+        notes.append(
+            f"{label}: the transport alone (an MCP ping) takes {ping50:.2f} ms, {ping50 / floor50:.2f}x of the "
+            f"floor's {floor50:.2f} ms: a call that runs code through it takes at least the floor and a ping, "
+            f"{(floor50 + ping50) / floor50:.2f}x."
+        )
+    return "\n".join(lines) + "\n\n" + "\n".join(notes)
 
 
 def _iqr(values: list[float], unit: str = "") -> str:
