@@ -45,6 +45,8 @@ SCENARIOS = (
     "person's keystroke p95, typing among 4 agents (issue 21)",
     "machine's floor: 4 agents' calls/s on another server, a person typing here, against nobody there",
     "machine's floor: person's keystroke p95, 4 agents on another server",
+    "4 agents' calls/s, a person typing, against the machine's floor",
+    "person's keystroke p95 among 4 agents, against the machine's floor",
 )
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from .agent_turns import agent_turns, issue21_rows
+from .agent_turns import agent_turns, issue21_rows, issue36_rows
 from .bench import Bench
 from .client import call, cell_ids, mcp_client, raw_initialize, write_notebook
 from .report import Row, pct
@@ -92,6 +92,7 @@ async def person(bench: Bench, *, flood: bool = True) -> None:
     on, off, half = modes["on"]["stats"], modes["off"]["stats"], modes["half"]["stats"]
     alone = modes["nobody"]["stats"]
     issue21_rows(bench, idle["keystroke"], modes)
+    issue36_rows(bench, modes)
     bench.add(
         Row(
             "4 agents flat out under the gate: throughput",

@@ -221,7 +221,7 @@ class MCPSettings(ExtensionApp):
     )
 
     mcp_loop_share = Float(
-        0.5,
+        0.8,
         config=True,
         help="Largest share (0-1) of the server's event loop time (wall clock, not CPU) that MCP calls and "
         "the outputs of agents' runs may use while a person uses the server (a tab open on a shared "
@@ -248,7 +248,7 @@ class MCPSettings(ExtensionApp):
     )
 
     mcp_loop_slice_ms = Float(
-        2.0,
+        3.0,
         config=True,
         help="While a person uses the server, MCP work holds the event loop for about this long at most "
         "(milliseconds) before the loop next looks for people's keystrokes and requests, which then go "

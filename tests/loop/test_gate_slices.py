@@ -114,7 +114,7 @@ async def test_a_task_cancelled_while_it_waits_for_the_next_slice_still_runs_its
 
 def test_the_server_slices_agents_work_by_default(jp_serverapp):
     (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
-    assert app.gate.time_slice == app.mcp_loop_slice_ms / 1000 == 0.002
+    assert app.gate.time_slice == app.mcp_loop_slice_ms / 1000 == 0.003
 
 
 def test_a_gate_used_again_on_a_new_loop_starts_with_a_slice_of_its_own():
