@@ -45,7 +45,10 @@ async def _mcp_status(server: JupyterServer) -> int:
         return (await http.post(f"{server.url}mcp", json={})).status_code
 
 
-async def _block(peer: Any, tab: Any) -> list[float]:
+async def keystrokes(peer: Any, tab: Any) -> list[float]:
+    """A block of ``BLOCK`` keystrokes typed in ``peer``, each timed until ``tab`` sees it (seconds);
+    a pause of 20 ms after each, a person's pace rather than a flood. Also ``benchmarks.ab``'s idle
+    keystroke."""
     keys = []
     for _ in range(BLOCK):
         before = len(tab.sources()[0])
@@ -75,10 +78,10 @@ async def measure(rounds: int) -> list[Row]:
         ):
             pairs = {"with": (peer_a, tab_a), "without": (peer_b, tab_b)}
             for pair in pairs.values():
-                await _block(*pair)  # warm-up
+                await keystrokes(*pair)  # warm-up
             for _ in range(rounds):
                 for name in random.sample(list(pairs), len(pairs)):
-                    keys[name] += await _block(*pairs[name])
+                    keys[name] += await keystrokes(*pairs[name])
     finally:
         for server in both.values():
             server.stop()
