@@ -169,11 +169,6 @@ async def measure(pairs: Pairs, args: argparse.Namespace, ops: list[str], starte
     return found
 
 
-def _iqr(values: list[float]) -> str:
-    q = statistics.quantiles(values, n=4)
-    return f"{q[0]:.2f}-{q[2]:.2f}"
-
-
 def table(found: dict[tuple[str, str], list[Sample]], ops: list[str], base: str) -> str:
     lines = [
         f"| call | main CPU {base} (IQR) | main CPU now (IQR) | now - {base}, paired (IQR) | all threads {base} | all threads now | p50 {base} | p50 now |",
@@ -184,8 +179,8 @@ def table(found: dict[tuple[str, str], list[Sample]], ops: list[str], base: str)
         diffs = [y[0] - x[0] for x, y in zip(b, n, strict=True)]
         med = [statistics.median(s[k] for s in rows) for rows in (b, n) for k in range(3)]
         lines.append(
-            f"| {op} | {med[0]:.3f} ({_iqr([s[0] for s in b])}) | {med[3]:.3f} ({_iqr([s[0] for s in n])}) | "
-            f"{statistics.median(diffs):+.3f} ({_iqr(diffs)}) | {med[1]:.2f} | {med[4]:.2f} | {med[2]:.2f} | {med[5]:.2f} |"
+            f"| {op} | {med[0]:.3f} ({spread([s[0] for s in b])}) | {med[3]:.3f} ({spread([s[0] for s in n])}) | "
+            f"{statistics.median(diffs):+.3f} ({spread(diffs)}) | {med[1]:.2f} | {med[4]:.2f} | {med[2]:.2f} | {med[5]:.2f} |"
         )
     return "\n".join(lines)
 

@@ -32,7 +32,7 @@ from tests.support.server import JupyterServer
 
 from .agent_turns import agents_process
 from .client import write_notebook
-from .echo import keystrokes
+from .echo import keystrokes, mcp_status
 from .execution import FLOOD_CODE, PeakRSS
 from .report import ms, pct
 from .scaling import Session
@@ -88,6 +88,8 @@ class Person:
         self.peer = await stack.enter_async_context(YPeer(url, headers, "person.ipynb"))
         self.tab = await stack.enter_async_context(YPeer(url, headers, "person.ipynb"))
         self.http = await stack.enter_async_context(httpx.AsyncClient(headers=headers, timeout=60))
+        if not paths:  # the extension loaded, as echo.py's server "with" has it: no agent connected
+            assert await mcp_status(self.server) != 404
         await keystrokes(self.peer, self.tab)
         if paths:
             self.proc = await agents_process(self.server, paths, AGENTS_SECONDS)

@@ -40,7 +40,10 @@ def servers() -> dict[str, JupyterServer]:
     }
 
 
-async def _mcp_status(server: JupyterServer) -> int:
+async def mcp_status(server: JupyterServer) -> int:
+    """The status of a bare POST to the MCP route: 404 where the extension is off. On a server whose
+    extension is on, this first request to its route builds what it builds lazily (``runtime.py``),
+    as a JupyterLab with the panel open would: loaded, no agent connected."""
     async with httpx.AsyncClient(headers=server.headers, timeout=30) as http:
         return (await http.post(f"{server.url}mcp", json={})).status_code
 
@@ -67,8 +70,8 @@ async def measure(rounds: int) -> list[Row]:
         server.start()
     try:
         # The "without" server must not serve MCP, or the comparison says nothing.
-        assert await _mcp_status(both["without"]) == 404, "jupyter_mcp_ext is still on in 'without'"
-        assert await _mcp_status(both["with"]) != 404, "jupyter_mcp_ext is not on in 'with'"
+        assert await mcp_status(both["without"]) == 404, "jupyter_mcp_ext is still on in 'without'"
+        assert await mcp_status(both["with"]) != 404, "jupyter_mcp_ext is not on in 'with'"
         keys: dict[str, list[float]] = {name: [] for name in both}
         async with (
             YPeer(both["with"].url, both["with"].headers, "person.ipynb") as peer_a,
