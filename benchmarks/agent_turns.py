@@ -43,7 +43,7 @@ _GATE = ("spent_s", "admitted", "waited", "sliced", "thread_cpu_s")  # the gate'
 _RAW = (*_GATE, "wall_s", "server_cpu_s")
 
 
-async def _agents_process(
+async def agents_process(
     server: JupyterServer, paths: list[str], seconds: float
 ) -> asyncio.subprocess.Process:
     """The agents' process on ``server``, its sessions open and calling (``benchmarks.agents``)."""
@@ -79,7 +79,7 @@ async def _elsewhere(notebooks: int, seconds: float) -> AsyncIterator[tuple[Jupy
         alone = {"share": 1.0, "nobody": True, "ystore_batching": True}
         async with httpx.AsyncClient(headers=server.headers, timeout=60) as http:
             (await http.put(f"{server.url}bench/gate", json=alone)).raise_for_status()
-        proc = await _agents_process(server, paths, seconds)
+        proc = await agents_process(server, paths, seconds)
         proc.send_signal(signal.SIGSTOP)
         yield server, proc
     finally:
@@ -113,7 +113,7 @@ async def agent_turns(
     async with _elsewhere(len(paths), (len(shares) + 1) * seconds + 30) as other:
         kinds = [*shares, *([ELSEWHERE] if other is not None else [])]
         # The turns and the last one's overrun (paused in the floor's turns, its clock still runs).
-        proc = await _agents_process(bench.server, paths, len(kinds) * seconds + 3)
+        proc = await agents_process(bench.server, paths, len(kinds) * seconds + 3)
         modes: dict[str, dict[str, Any]] = {
             m: {"keystroke": [], "rest": [], "raw": dict.fromkeys(_RAW, 0.0)} for m in kinds
         }

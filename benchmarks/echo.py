@@ -40,12 +40,18 @@ def servers() -> dict[str, JupyterServer]:
     }
 
 
-async def _mcp_status(server: JupyterServer) -> int:
+async def mcp_status(server: JupyterServer) -> int:
+    """The status of a bare POST to the MCP route: 404 where the extension is off. On a server whose
+    extension is on, this first request to its route builds what it builds lazily (``runtime.py``),
+    as a JupyterLab with the panel open would: loaded, no agent connected."""
     async with httpx.AsyncClient(headers=server.headers, timeout=30) as http:
         return (await http.post(f"{server.url}mcp", json={})).status_code
 
 
-async def _block(peer: Any, tab: Any) -> list[float]:
+async def keystrokes(peer: Any, tab: Any) -> list[float]:
+    """A block of ``BLOCK`` keystrokes typed in ``peer``, each timed until ``tab`` sees it (seconds);
+    a pause of 20 ms after each, a person's pace rather than a flood. Also ``benchmarks.ab``'s idle
+    keystroke."""
     keys = []
     for _ in range(BLOCK):
         before = len(tab.sources()[0])
@@ -64,8 +70,8 @@ async def measure(rounds: int) -> list[Row]:
         server.start()
     try:
         # The "without" server must not serve MCP, or the comparison says nothing.
-        assert await _mcp_status(both["without"]) == 404, "jupyter_mcp_ext is still on in 'without'"
-        assert await _mcp_status(both["with"]) != 404, "jupyter_mcp_ext is not on in 'with'"
+        assert await mcp_status(both["without"]) == 404, "jupyter_mcp_ext is still on in 'without'"
+        assert await mcp_status(both["with"]) != 404, "jupyter_mcp_ext is not on in 'with'"
         keys: dict[str, list[float]] = {name: [] for name in both}
         async with (
             YPeer(both["with"].url, both["with"].headers, "person.ipynb") as peer_a,
@@ -75,10 +81,10 @@ async def measure(rounds: int) -> list[Row]:
         ):
             pairs = {"with": (peer_a, tab_a), "without": (peer_b, tab_b)}
             for pair in pairs.values():
-                await _block(*pair)  # warm-up
+                await keystrokes(*pair)  # warm-up
             for _ in range(rounds):
                 for name in random.sample(list(pairs), len(pairs)):
-                    keys[name] += await _block(*pairs[name])
+                    keys[name] += await keystrokes(*pairs[name])
     finally:
         for server in both.values():
             server.stop()
