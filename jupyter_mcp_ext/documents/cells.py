@@ -121,12 +121,18 @@ def outputs(doc: YNotebook, i: int) -> list[dict[str, Any]]:
 
 
 def kernel_info(doc: YNotebook) -> tuple[str | None, str | None]:
-    """(kernelspec name, language) from the notebook metadata."""
+    """(kernelspec name, language) from the notebook metadata: only those two entries are read, since
+    every run asks and the rest of the metadata (widget state, say) can be large."""
     meta = doc.ydoc.get("meta", type=Map).get("metadata")
-    meta = meta.to_py() if isinstance(meta, Map) else (meta or {})
-    kernelspec = meta.get("kernelspec") or {}
-    language = (meta.get("language_info") or {}).get("name") or kernelspec.get("language")
+    kernelspec, language_info = _entry(meta, "kernelspec"), _entry(meta, "language_info")
+    language = language_info.get("name") or kernelspec.get("language")
     return kernelspec.get("name"), language
+
+
+def _entry(meta: Any, key: str) -> dict[str, Any]:
+    value = meta.get(key) if isinstance(meta, (Map, dict)) else None
+    value = value.to_py() if isinstance(value, Map) else value
+    return value if isinstance(value, dict) else {}
 
 
 def check_cell_type(cell_type: str) -> None:
