@@ -106,8 +106,8 @@ class Runtime:
             agents=agents,
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
-        # Agents that leave: their rooms close as a closed tab's.
-        self.departures = Departures(agents, documents)
+        # Agents that leave: their rooms close as a closed tab's, their sessions' reads go.
+        self.departures = Departures(agents, documents, self.services.revisions)
         self.attendance = Attendance(
             serverapp.web_app.settings,
             is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),

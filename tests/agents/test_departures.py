@@ -1,6 +1,6 @@
 """When an agent leaves (its MCP session ends), the notebook rooms it opened close as a room does after
 its last tab closed (collaboration's ``document_cleanup_delay``, not the idle time kept for agents
-still connected)."""
+still connected), and what was kept for its session is forgotten."""
 
 from __future__ import annotations
 
@@ -53,3 +53,18 @@ async def test_a_room_stays_while_another_agent_that_used_it_is_still_here(
         await asyncio.sleep(6 * CLEANUP)
         assert len(notebook_rooms(ydoc_extension)) == 1
     await wait_until(lambda: not notebook_rooms(ydoc_extension), "the room closes after the last agent left")
+
+
+async def test_what_was_kept_for_an_agents_session_goes_when_the_session_ends(
+    server_url, jp_auth_header, make_notebook, jp_serverapp
+):
+    revisions = runtime_of(jp_serverapp).services.revisions
+    path = make_notebook("reads.ipynb", cells=["x = 1"])
+    async with connect(server_url, jp_auth_header) as agent:
+        (cell,) = (await ok(agent, "read_cells", path=path))["cells"]
+        assert len(revisions.sessions) == 1  # its reads, to merge its next whole-text write
+    await wait_until(lambda: not revisions.sessions, "the session's reads are forgotten")
+    # Its user's last reads stay: a client that reconnects writes from what it read, without reading again.
+    async with connect(server_url, jp_auth_header) as back:
+        written = await ok(back, "update_cell", path=path, cell_id=cell["id"], source="x = 2")
+        assert written["merged"] == []  # applied as is, from the read before it reconnected
