@@ -106,7 +106,7 @@ class Runtime:
             agents=agents,
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
-        # Agents that leave: their rooms close as a closed tab's, their sessions' reads go.
+        # Agents that leave: their rooms close as a closed tab's, their sessions' reads go; nobody left: heap trimmed.
         self.departures = Departures(agents, documents, self.services.revisions)
         self.attendance = Attendance(
             serverapp.web_app.settings,

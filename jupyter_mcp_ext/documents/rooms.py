@@ -15,6 +15,7 @@ import contextlib
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -60,6 +61,7 @@ class DocumentService:
         self._left: set[str] = set()  # agent rooms whose agents all left: closed as a closed tab's
         self._evictor: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self.on_all_closed: Callable[[], None] | None = None  # the last agent room closed
 
     def _collaboration_on(self) -> None:
         if not collaboration.enabled(self._settings):
@@ -287,6 +289,11 @@ class DocumentService:
             self._ensure_evictor()
             self._wake.set()  # it may be asleep for a quarter of the idle time
 
+    @property
+    def agent_rooms(self) -> int:
+        """Rooms open for agents (no tab opened them), closed when idle."""
+        return len(self._agent_rooms)
+
     def _timeout(self, room_id: str) -> float:
         """Idle seconds after which an agent room closes: shorter once its agents all left."""
         if room_id in self._left:
@@ -312,6 +319,8 @@ class DocumentService:
                     with contextlib.suppress(Exception):
                         if await self._evict(room_id):
                             self._forget(room_id)
+        if self.on_all_closed is not None:
+            self.on_all_closed()
 
     def _forget(self, room_id: str) -> None:
         self._agent_rooms.pop(room_id, None)

@@ -1,6 +1,7 @@
-"""When an agent leaves (its MCP session ends), the notebook rooms it opened close as a room does after
-its last tab closed (collaboration's ``document_cleanup_delay``, not the idle time kept for agents
-still connected), and what was kept for its session is forgotten."""
+"""When an agent leaves (its MCP session ends), what its visit used goes: the notebook rooms it opened
+close as a room does after its last tab closed (collaboration's ``document_cleanup_delay``, not the
+idle time kept for agents still connected), what was kept for its session is forgotten, and once no
+agent is left the server hands its free heap back to the system."""
 
 from __future__ import annotations
 
@@ -68,3 +69,17 @@ async def test_what_was_kept_for_an_agents_session_goes_when_the_session_ends(
     async with connect(server_url, jp_auth_header) as back:
         written = await ok(back, "update_cell", path=path, cell_id=cell["id"], source="x = 2")
         assert written["merged"] == []  # applied as is, from the read before it reconnected
+
+
+async def test_the_free_heap_is_returned_once_when_every_agent_and_its_rooms_are_gone(
+    server_url, jp_auth_header, make_notebook, jp_serverapp, ydoc_extension
+):
+    departures = runtime_of(jp_serverapp).departures
+    first, second = make_notebook("a.ipynb", cells=["x = 1"]), make_notebook("b.ipynb", cells=["y = 1"])
+    async with connect(server_url, jp_auth_header) as one, connect(server_url, jp_auth_header) as two:
+        await ok(one, "read_cells", path=first)
+        await ok(two, "read_cells", path=second)
+    await wait_until(lambda: not notebook_rooms(ydoc_extension), "the agents' rooms close")
+    await wait_until(lambda: departures.trims == 1, "the heap is trimmed")
+    await asyncio.sleep(6 * CLEANUP)
+    assert departures.trims == 1  # once, not for each agent or room
