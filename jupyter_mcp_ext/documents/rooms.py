@@ -25,7 +25,7 @@ from tornado.web import HTTPError
 
 from ..errors import ToolError
 from ..loop.gate import unpaused
-from . import collaboration
+from . import collaboration, observers
 from .blank import drop_filler
 from .cells import mark_dirty
 from .content import read_in_one_pass
@@ -379,7 +379,7 @@ def _upgrade_to_cell_ids(doc: YNotebook) -> None:
         return
     meta = doc.ydoc.get("meta", type=Map)
     if checked is None:
-        checked = _format_checked[doc] = _FormatChecked(meta)
+        checked = _format_checked[doc] = _FormatChecked(doc, meta)
     if int(meta.get("nbformat", 4)) == 4 and int(meta.get("nbformat_minor", 0)) < 5:
         with doc.ydoc.transaction():
             meta["nbformat_minor"] = 5
@@ -391,9 +391,9 @@ class _FormatChecked:
     """Whether a notebook's format was checked since its ``meta`` keys last changed (an observer on
     the map itself: keys set, by this server or any client; edits inside its ``metadata`` do not)."""
 
-    def __init__(self, meta: Map):
+    def __init__(self, doc: YNotebook, meta: Map):
         self.current = False
-        self._subscription = meta.observe(self._changed)
+        self._subscription = observers.observe(doc, meta, self._changed)
 
     def _changed(self, _event: Any) -> None:
         self.current = False

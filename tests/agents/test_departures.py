@@ -1,17 +1,21 @@
 """When an agent leaves (its MCP session ends), what its visit used goes: the notebook rooms it opened
 close as a room does after its last tab closed (collaboration's ``document_cleanup_delay``, not the
-idle time kept for agents still connected), what was kept for its session is forgotten, and once no
-agent is left the server hands its free heap back to the system."""
+idle time kept for agents still connected), and their documents leave memory with them, as do those
+of rooms a tab held; what was kept for its session is forgotten; and once no agent is left the
+server hands its free heap back to the system."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 import pytest
 from traitlets.config import Config
 
 from ..documents.test_rooms import notebook_rooms, wait_until
 from ..support.mcp_client import connect, ok
+from ..support.yclient import YPeer
 
 CLEANUP = 0.3  # YDocExtension.document_cleanup_delay in this module
 
@@ -83,3 +87,42 @@ async def test_the_free_heap_is_returned_once_when_every_agent_and_its_rooms_are
     await wait_until(lambda: departures.trims == 1, "the heap is trimmed")
     await asyncio.sleep(6 * CLEANUP)
     assert departures.trims == 1  # once, not for each agent or room
+
+
+def gone(ref: weakref.ref) -> bool:
+    """Whether the object is gone once garbage is collected: twice, as what a finalizer let go is
+    freed by the collection after the one that ran it."""
+    gc.collect()
+    gc.collect()
+    return ref() is None
+
+
+async def live_doc(ydoc_extension, path: str):
+    """A weak reference to the pycrdt document of the notebook's open room."""
+    (room_id,) = notebook_rooms(ydoc_extension)
+    notebook = await ydoc_extension.get_document(room_id=room_id, copy=False)
+    return weakref.ref(notebook.ydoc)
+
+
+async def test_the_document_of_a_room_an_agent_used_leaves_memory_when_the_room_closes(
+    server_url, jp_auth_header, make_notebook, ydoc_extension
+):
+    path = make_notebook("freed.ipynb", cells=["x = 1", "y = 2"])
+    async with connect(server_url, jp_auth_header) as agent:
+        (first, _) = (await ok(agent, "read_cells", path=path))["cells"]
+        await ok(agent, "update_cell", path=path, cell_id=first["id"], source="x = 3")
+        doc = await live_doc(ydoc_extension, path)
+    await wait_until(lambda: not notebook_rooms(ydoc_extension), "the agent's room closes")
+    assert gone(doc)
+
+
+async def test_the_document_of_a_tabs_room_an_agent_edited_leaves_memory_when_the_tab_has_gone(
+    server_url, jp_auth_header, make_notebook, ydoc_extension
+):
+    path = make_notebook("tab.ipynb", cells=["x = 1"])
+    # The agent first: what exists when the extension's runtime is built is frozen (``startup_heap``).
+    async with connect(server_url, jp_auth_header) as agent, YPeer(server_url, jp_auth_header, path):
+        await ok(agent, "insert_cells", path=path, cells=[{"source": "y = 2"}])
+        doc = await live_doc(ydoc_extension, path)
+    await wait_until(lambda: not notebook_rooms(ydoc_extension), "collaboration closes the tab's room")
+    assert gone(doc)
