@@ -15,6 +15,7 @@ from typing import Any
 
 from jupyter_server.utils import url_path_join
 
+from .agents.departures import Departures
 from .agents.directory import AgentDirectory
 from .agents.presence import Presence
 from .api.agents import routes as agent_routes
@@ -105,6 +106,8 @@ class Runtime:
             agents=agents,
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
+        # Agents that leave: their rooms close as a closed tab's, their sessions' reads go; nobody left: heap trimmed.
+        self.departures = Departures(agents, documents, self.services.revisions)
         self.attendance = Attendance(
             serverapp.web_app.settings,
             is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),

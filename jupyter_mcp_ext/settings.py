@@ -36,8 +36,9 @@ class MCPSettings(ExtensionApp):
         300.0,
         config=True,
         help="Seconds after an agent's last use before a notebook room it opened, and that no tab has "
-        "open, is closed (its content is saved first). Rooms that a tab uses are left to the "
-        "collaboration layer.",
+        "open, is closed (its content is saved first). Once every agent that used it has left (its MCP "
+        "session ended), it closes sooner, after collaboration's document_cleanup_delay, as after a "
+        "tab. Rooms that a tab uses are left to the collaboration layer.",
     )
     room_ready_timeout = Float(
         30.0,

@@ -112,6 +112,7 @@ class AgentDirectory:
         self.idle_timeout = idle_timeout
         self._agents: dict[str, Agent] = {}  # by id
         self._callbacks: list[Callback] = []
+        self._ended: list[Callable[[str], None]] = []  # told each MCP session id that ended
         self._sweeper: asyncio.Task[None] | None = None
 
     # -- reading -------------------------------------------------------------------------
@@ -125,6 +126,11 @@ class AgentDirectory:
     def on_change(self, callback: Callback) -> None:
         """Call ``callback(agent, what)`` when an agent joins, changes (state, place) or leaves."""
         self._callbacks.append(callback)
+
+    def on_session_ended(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(session_id)`` when an agent's MCP session ends: unlike an agent that left
+        for being idle (it comes back with its next call), nothing can name that session again."""
+        self._ended.append(callback)
 
     # -- life ----------------------------------------------------------------------------
 
@@ -141,7 +147,7 @@ class AgentDirectory:
         agent = self._new_agent(agent_id, key, session_id, client, handler)
         self._agents[agent_id] = agent
         if session_id is not None:
-            on_session_end(ctx, lambda: self.forget(agent_id))
+            on_session_end(ctx, lambda: self._session_end(agent_id, session_id))
         self._ensure_sweeper()
         self._emit(agent, "joined")
         return agent
@@ -152,6 +158,14 @@ class AgentDirectory:
         if agent is not None:
             agent.state = "idle"
             self._emit(agent, "left")
+
+    def _session_end(self, agent_id: str, session_id: str) -> None:
+        self.forget(agent_id)
+        for callback in list(self._ended):
+            try:
+                callback(session_id)
+            except Exception:  # one broken listener must not break the session's teardown
+                log.exception("session end callback failed")
 
     def set_state(
         self, agent: Agent, state: State, path: str | None = None, cell_id: str | None = None

@@ -19,7 +19,7 @@ from typing import Any
 
 from pycrdt import Decoder, Text
 
-from . import awareness
+from . import awareness, observers
 
 RECENT_SECONDS = 5.0
 """How long after a person's last keystroke in a cell deleting it needs ``force``."""
@@ -43,10 +43,10 @@ class _Watch:
         self.quiet = 0  # > 0 while this server writes
         cells = getattr(doc, "ycells", None)
         if cells is not None:
-            first = cells.observe_deep(self._on_cells)
+            first = observers.observe(doc, cells, self._on_cells, deep=True)
         else:
-            first = doc.ydoc.get("source", type=Text).observe(self._on_text)
-        self._subs = [first, doc.ydoc.observe(self._on_update)]
+            first = observers.observe(doc, doc.ydoc.get("source", type=Text), self._on_text)
+        self._subs = [first, observers.observe(doc, doc.ydoc, self._on_update)]
 
     # Observers run inside other clients' updates: an error raised here would fail their update,
     # so none may escape; a missed note only means a person's edit is not named.

@@ -18,6 +18,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ..errors import ToolError
+from . import observers
 
 _MIN_PREFIX = 4
 
@@ -34,7 +35,7 @@ class _IdCache:
     def __init__(self, doc: YNotebook):
         self.ids: list[str] | None = None
         self.cells: list[Map] | None = None  # each cell's map, in the same order (None: not known)
-        self._subscription = doc.ycells.observe(self._drop)
+        self._subscription = observers.observe(doc, doc.ycells, self._drop)
 
     def _drop(self, _event: Any) -> None:
         self.ids = self.cells = None

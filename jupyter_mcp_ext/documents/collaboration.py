@@ -95,6 +95,13 @@ def save_delay(settings: dict[str, Any]) -> float | None:
     return None if ext is None else ext.document_save_delay
 
 
+def cleanup_delay(settings: dict[str, Any]) -> float | None:
+    """``YDocExtension.document_cleanup_delay`` (a setting): how long a room stays after its last tab
+    closed; None when rooms are never cleaned up."""
+    ext = extension(settings)
+    return None if ext is None else ext.document_cleanup_delay
+
+
 # -- rooms: the websocket server's table -----------------------------------------------------------
 
 

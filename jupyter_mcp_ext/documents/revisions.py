@@ -6,7 +6,8 @@ hash of the text, 8 hex characters: a few tokens) and keeps the text; a write ei
 revision back or, without one, is taken to start from what the same client was last served for
 that cell or file (by its MCP session, else by its user: a client that reconnects, or speaks the
 stateless protocol, still finds its reads). Memory is bounded: least recently used texts go first,
-counted in bytes.
+counted in bytes. What was kept for a session goes when the session ends (``forget_session``): no
+later request can name it, and it would hold a share of the bound until pushed out.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Revisions:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[Any, ...], tuple[str, int]] = OrderedDict()
         self._bytes = 0
+        self._of_session: dict[str, set[tuple[Any, ...]]] = {}  # session id -> its keys in ``_entries``
 
     def served(self, client: Client, scope: Scope, text: str, *, replacing: str | None = None) -> str:
         """Remember that ``client`` was given ``text`` for ``scope`` (or wrote it); returns its revision.
@@ -85,9 +87,21 @@ class Revisions:
             rev = later
         return rev, None if rev is None else self._get(("text", scope, rev))
 
+    def forget_session(self, session_id: str) -> None:
+        """The MCP session ended: what its client was served goes; what its user was served stays."""
+        for key in self._of_session.pop(session_id, ()):
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self._bytes -= entry[1]
+
     @property
     def used_bytes(self) -> int:
         return self._bytes
+
+    @property
+    def sessions(self) -> set[str]:
+        """The MCP sessions whose reads are kept."""
+        return set(self._of_session)
 
     def _get(self, key: tuple[Any, ...]) -> str | None:
         entry = self._entries.get(key)
@@ -105,6 +119,20 @@ class Revisions:
             return  # one text larger than the whole budget is simply not kept
         self._entries[key] = (value, size)
         self._bytes += size
+        session = _session_of(key)
+        if session:
+            self._of_session.setdefault(session, set()).add(key)
         while self._bytes > self.max_bytes:
-            _, (_, freed) = self._entries.popitem(last=False)
+            evicted, (_, freed) = self._entries.popitem(last=False)
             self._bytes -= freed
+            session = _session_of(evicted)
+            if session and session in self._of_session:
+                keys = self._of_session[session]
+                keys.discard(evicted)
+                if not keys:
+                    del self._of_session[session]
+
+
+def _session_of(key: tuple[Any, ...]) -> str:
+    """The session id in a per-client key (``("last" | "after", user, session id, ...)``), else ""."""
+    return key[2] if key[0] in ("last", "after") else ""

@@ -3,7 +3,9 @@
 Every call resolves the document afresh: a handle kept across calls goes stale when the
 collaboration layer drops its room, and edits on a stale handle are lost without a sound. Rooms
 opened here for a notebook no tab has open are closed again after an idle time; the collaboration
-layer saves every change on its own (``document_save_delay``) before that.
+layer saves every change on its own (``document_save_delay``) before that. Once every agent that used
+such a room has left (its MCP session ended), the room goes as a room goes after its last tab closed:
+after collaboration's ``document_cleanup_delay``, not after the idle time kept for agents still here.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -22,7 +25,7 @@ from tornado.web import HTTPError
 
 from ..errors import ToolError
 from ..loop.gate import unpaused
-from . import collaboration
+from . import collaboration, observers
 from .blank import drop_filler
 from .cells import mark_dirty
 from .content import read_in_one_pass
@@ -54,7 +57,11 @@ class DocumentService:
         self.idle_timeout = idle_timeout
         self._agent_rooms: dict[str, float] = {}  # room id -> last use (monotonic seconds)
         self._held: dict[str, int] = {}  # room id -> calls in flight holding its document
+        self._users: dict[str, set[str]] = {}  # agent room id -> the agents that used it and are here
+        self._left: set[str] = set()  # agent rooms whose agents all left: closed as a closed tab's
         self._evictor: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self.on_all_closed: Callable[[], None] | None = None  # the last agent room closed
 
     def _collaboration_on(self) -> None:
         if not collaboration.enabled(self._settings):
@@ -96,12 +103,15 @@ class DocumentService:
         upgrade: bool = False,
         held: list[str] | None = None,
         rooms: dict[str, str] | None = None,
+        user: str | None = None,
     ) -> tuple[str, YNotebook]:
         """The live shared notebook for ``path``: edits on it reach every tab and get saved.
 
         ``upgrade``: give a notebook older than nbformat 4.5 persistent cell ids (a write).
         ``held``: the room is held (``hold``) from here on and its id added, for the caller to release.
         ``rooms``: the room's id is kept there under the notebook's API path, for the rest of the call.
+        ``user``: the agent opening it; once it and every other agent that used the room have left
+        (``left``), a room opened here closes as after a tab, not after the idle time.
         """
         api = await self.resolve(path)
         self._collaboration_on()
@@ -136,6 +146,9 @@ class DocumentService:
             await drop_filler(doc, api, self.contents)
         if not existed or room_id in self._agent_rooms:
             self._agent_rooms[room_id] = time.monotonic()
+            if user is not None:
+                self._users.setdefault(room_id, set()).add(user)
+                self._left.discard(room_id)
             self._ensure_evictor()
         if upgrade:
             _upgrade_to_cell_ids(doc)
@@ -194,7 +207,7 @@ class DocumentService:
         why = self.stores.failure(db_path)
         if why is None or collaboration.ready(room):
             return None
-        self._agent_rooms.pop(room_id, None)
+        self._forget(room_id)
         loading.cancel()  # it waits for the store without end, holding the room's lock
         await asyncio.wait({loading})
         with contextlib.suppress(Exception):
@@ -255,19 +268,64 @@ class DocumentService:
                 f"'{path}' is not a valid notebook ({reason}). It was left untouched; fix or replace the file."
             ) from err
 
+    def left(self, user: str) -> None:
+        """An agent left (its session ended): the rooms only it used close as after a tab closed.
+
+        A tab's room stays ``document_cleanup_delay`` after the tab closed (in case it comes back),
+        then goes; a room an agent opened stays as long after the agent left, not the idle time kept
+        for an agent still connected, which would hold a notebook's document for minutes after
+        anyone could use it.
+        """
+        now = time.monotonic()
+        for room_id in [r for r, users in self._users.items() if user in users]:
+            users = self._users[room_id]
+            users.discard(user)
+            if not users:
+                del self._users[room_id]
+                if room_id in self._agent_rooms:  # else closed already
+                    self._left.add(room_id)
+                    self._agent_rooms[room_id] = max(self._agent_rooms[room_id], now)
+        if self._left:
+            self._ensure_evictor()
+            self._wake.set()  # it may be asleep for a quarter of the idle time
+
+    @property
+    def agent_rooms(self) -> int:
+        """Rooms open for agents (no tab opened them), closed when idle."""
+        return len(self._agent_rooms)
+
+    def _timeout(self, room_id: str) -> float:
+        """Idle seconds after which an agent room closes: shorter once its agents all left."""
+        if room_id in self._left:
+            delay = collaboration.cleanup_delay(self._settings)
+            if delay is not None:
+                return min(delay, self.idle_timeout)
+        return self.idle_timeout
+
     def _ensure_evictor(self) -> None:
         if self._evictor is None or self._evictor.done():
             self._evictor = asyncio.create_task(self._evict_idle_rooms(), name="jupyter-mcp-ext room evictor")
 
     async def _evict_idle_rooms(self) -> None:
         while self._agent_rooms:
-            await asyncio.sleep(max(0.2, min(self.idle_timeout / 4, 15)))
+            shortest = min(self._timeout(r) for r in self._agent_rooms)
+            with contextlib.suppress(TimeoutError):  # woken early when agents leave (``left``)
+                async with asyncio.timeout(max(0.2, min(shortest / 4, 15))):
+                    await self._wake.wait()
+            self._wake.clear()
             now = time.monotonic()
             for room_id, last_used in list(self._agent_rooms.items()):
-                if now - last_used >= self.idle_timeout:
+                if now - last_used >= self._timeout(room_id):
                     with contextlib.suppress(Exception):
                         if await self._evict(room_id):
-                            self._agent_rooms.pop(room_id, None)
+                            self._forget(room_id)
+        if self.on_all_closed is not None:
+            self.on_all_closed()
+
+    def _forget(self, room_id: str) -> None:
+        self._agent_rooms.pop(room_id, None)
+        self._users.pop(room_id, None)
+        self._left.discard(room_id)
 
     async def _evict(self, room_id: str) -> bool:
         """Close an idle room nobody is connected to, once its content is saved. True when gone."""
@@ -321,7 +379,7 @@ def _upgrade_to_cell_ids(doc: YNotebook) -> None:
         return
     meta = doc.ydoc.get("meta", type=Map)
     if checked is None:
-        checked = _format_checked[doc] = _FormatChecked(meta)
+        checked = _format_checked[doc] = _FormatChecked(doc, meta)
     if int(meta.get("nbformat", 4)) == 4 and int(meta.get("nbformat_minor", 0)) < 5:
         with doc.ydoc.transaction():
             meta["nbformat_minor"] = 5
@@ -333,9 +391,9 @@ class _FormatChecked:
     """Whether a notebook's format was checked since its ``meta`` keys last changed (an observer on
     the map itself: keys set, by this server or any client; edits inside its ``metadata`` do not)."""
 
-    def __init__(self, meta: Map):
+    def __init__(self, doc: YNotebook, meta: Map):
         self.current = False
-        self._subscription = meta.observe(self._changed)
+        self._subscription = observers.observe(doc, meta, self._changed)
 
     def _changed(self, _event: Any) -> None:
         self.current = False

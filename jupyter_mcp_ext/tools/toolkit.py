@@ -99,8 +99,9 @@ class ToolContext:
         """The live notebook; an old one (nbformat < 4.5) gets persistent cell ids only for a user
         who may write it: a read by a read-only user never rewrites the file."""
         upgrade = await self.may("contents", "write")
+        user = getattr(self.agent, "id", None)  # its rooms close as a tab's once it has left
         path, doc = await self.services.documents.open(
-            path, upgrade=upgrade, held=self.held, rooms=self.rooms
+            path, upgrade=upgrade, held=self.held, rooms=self.rooms, user=user
         )
         activity.watch(doc)  # from the agent's first look on, a person's typing is noted
         if self.on_open is not None:

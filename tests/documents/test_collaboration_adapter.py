@@ -83,6 +83,10 @@ async def test_the_extension_is_found_under_its_name_with_get_document(settings,
     wanted = {"path", "content_type", "file_format", "room_id", "copy", "create"}
     check(wanted <= set(signature.parameters), f"YDocExtension.get_document{signature}")
     check(collaboration.version() == version("jupyter-server-ydoc"), "jupyter_server_ydoc.__version__")
+    check(
+        collaboration.cleanup_delay(settings) == ydoc_extension.config.YDocExtension.document_cleanup_delay,
+        "YDocExtension.document_cleanup_delay",
+    )
 
 
 async def test_rooms_are_found_by_id_in_the_websocket_servers_table(settings, ydoc_extension, opened):

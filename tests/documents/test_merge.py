@@ -220,3 +220,14 @@ def test_memory_is_bounded_and_the_least_recently_used_go_first():
     assert revisions.base(ME, scope(0))[1] is None
     revisions.served(ME, ("file", "big.txt"), "x" * 50_000)  # larger than the whole budget: not kept
     assert revisions.base(ME, ("file", "big.txt"))[1] is None and revisions.used_bytes <= 20_000
+
+
+def test_a_sessions_reads_go_when_it_ends_and_its_users_stay():
+    revisions = Revisions()
+    scope = ("cell", "nb.ipynb", "c1")
+    read = revisions.served(ME, scope, "x = 1")
+    assert revisions.sessions == {ME[1]}
+    revisions.forget_session(ME[1])
+    assert revisions.sessions == set()
+    assert revisions.base(ME, scope) == (read, "x = 1")  # from its user's last read
+    revisions.forget_session("never-seen")  # nothing to forget: nothing happens
