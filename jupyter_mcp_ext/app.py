@@ -52,7 +52,7 @@ class MCPExtensionApp(MCPSettings):
 
             self._runtime = Runtime(self, self.events, self.route_conflicts)
             if self.freeze_startup_objects:  # what it built lives as long as the server, as at start
-                startup_heap.freeze()
+                self._runtime.freeze()
         return self._runtime
 
     @property

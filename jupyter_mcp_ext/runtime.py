@@ -27,6 +27,7 @@ from .auth.handlers import OAuthEndpoint
 from .auth.handlers import routes as oauth_routes
 from .auth.provider import AgentAuthorizationServer
 from .auth.tokens import TokenStore
+from .documents import collaboration
 from .documents.blank import BlankNotebooks
 from .documents.revisions import Revisions
 from .documents.rooms import DocumentService
@@ -36,6 +37,7 @@ from .kernels.runs import ExecutionService
 from .kernels.sessions import KernelService
 from .labextension_check import panel_missing
 from .limits import Limits
+from .loop import heap_trim, startup_heap
 from .loop.gate import LoopGate
 from .people.attendance import Attendance
 from .people.oversight import build_oversight
@@ -61,6 +63,8 @@ class Runtime:
     def __init__(self, app: MCPSettings, events: ActivityEvents, conflicts: Callable[[], list[Conflict]]):
         serverapp = app.serverapp
         assert serverapp is not None
+        self._web_settings = serverapp.web_app.settings
+        self._freeze_pending = False
         denied = DeniedFiles(app.denied_files)
         documents = DocumentService(
             serverapp.web_app.settings,
@@ -107,7 +111,7 @@ class Runtime:
             presence=Presence(serverapp.web_app.settings, serverapp.contents_manager, agents),
         )
         # Agents that leave: their rooms close as a closed tab's, their sessions' reads go; nobody left: heap trimmed.
-        self.departures = Departures(agents, documents, self.services.revisions)
+        self.departures = Departures(agents, documents, self.services.revisions, release=self._release)
         self.attendance = Attendance(
             serverapp.web_app.settings,
             is_agent=lambda h: isinstance(h, (MCPHandler, NoOAuthHandler, OAuthEndpoint)),
@@ -175,6 +179,30 @@ class Runtime:
         )
         # A person's requests from now on, each start and end of their waiting told to the gate.
         self.attendance.listen(serverapp.web_app, on_wait=self.gate.person_waits)
+
+    def freeze(self) -> None:
+        """Leave the objects the runtime built out of full garbage collections, as the server's own are
+        from its start (``loop/startup_heap.py``): they live as long as the server.
+
+        Unless a notebook's room is open now (a tab restored as JupyterLab loads sends the panel's first
+        request too): a freeze keeps every object tracked at that moment, the room's document with them,
+        and the document's cycles would never be collected once its tab closed. The freeze then waits for
+        the first time every agent has left with no room open (``_release``).
+        """
+        if collaboration.open_documents(self._web_settings):
+            self._freeze_pending = True
+        else:
+            startup_heap.freeze()
+
+    def _release(self) -> heap_trim.Released:
+        """Every agent has left (``agents/departures.py``): collect and give the free heap back, then
+        freeze if a freeze waits and no room is open (after the collections: a closed room's document
+        is freed only by the second, and would otherwise be frozen with the rest)."""
+        released = heap_trim.release()
+        if self._freeze_pending and not collaboration.open_documents(self._web_settings):
+            self._freeze_pending = False
+            startup_heap.freeze()
+        return released
 
     def routes(self, app: MCPSettings) -> list[Route]:
         """Every route, in the order Tornado must try them."""

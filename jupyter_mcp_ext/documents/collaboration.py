@@ -121,6 +121,13 @@ def open_rooms(settings: dict[str, Any]) -> list[YRoom]:
     return [] if server is None else list(server.rooms.values())
 
 
+def open_documents(settings: dict[str, Any]) -> list[YRoom]:
+    """The open rooms that hold a document (``DocumentRoom``), the global awareness room left out."""
+    from jupyter_server_ydoc.rooms import DocumentRoom
+
+    return [room for room in open_rooms(settings) if isinstance(room, DocumentRoom)]
+
+
 def clients(room: YRoom | None) -> list[Any]:
     """The connections (pycrdt ``Channel``) of the tabs in a room: ``YRoom.clients``. Collaboration
     keeps no public count of who is connected; agents' awareness states are sent on these."""

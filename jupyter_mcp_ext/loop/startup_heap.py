@@ -4,9 +4,9 @@ A full collection walks every object the process tracks: a Jupyter server with J
 collaboration has a few hundred thousand once started (modules, classes, functions, living as long
 as the server), and with agents working flat out a full collection comes every few seconds, holding
 the loop while a person's keystroke waits. Frozen once the server has started (``gc.freeze``), and
-again once the extension's runtime is built, those objects are left out (docs/benchmarks.md has the
-figures). Objects freed by reference counting are freed as ever; only garbage in cycles among the
-frozen objects would stay.
+again once the extension's runtime is built (if no notebook is open then: ``Runtime.freeze``), those
+objects are left out (docs/benchmarks.md has the figures). Objects freed by reference counting are
+freed as ever; only garbage in cycles among the frozen objects would stay.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ async def test_the_document_of_a_room_an_agent_used_leaves_memory_when_the_room_
         await ok(agent, "update_cell", path=path, cell_id=first["id"], source="x = 3")
         doc = await live_doc(ydoc_extension, path)
     await wait_until(lambda: not notebook_rooms(ydoc_extension), "the agent's room closes")
-    assert gone(doc)
+    await wait_until(lambda: gone(doc), "the closed room's document is collected")  # its task ends after
 
 
 async def test_the_document_of_a_tabs_room_an_agent_edited_leaves_memory_when_the_tab_has_gone(
@@ -128,4 +128,20 @@ async def test_the_document_of_a_tabs_room_an_agent_edited_leaves_memory_when_th
         await ok(agent, "insert_cells", path=path, cells=[{"source": "y = 2"}])
         doc = await live_doc(ydoc_extension, path)
     await wait_until(lambda: not notebook_rooms(ydoc_extension), "collaboration closes the tab's room")
-    assert gone(doc)
+    await wait_until(lambda: gone(doc), "the closed room's document is collected")  # its task ends after
+
+
+async def test_a_notebook_a_person_had_open_when_the_first_agent_came_leaves_memory_once_closed(
+    server_url, jp_auth_header, make_notebook, ydoc_extension, jp_serverapp
+):
+    path = make_notebook("open-before.ipynb", cells=["x = 1"])
+    (app,) = jp_serverapp.extension_manager.extension_apps["jupyter_mcp_ext"]
+    async with YPeer(server_url, jp_auth_header, path):  # the tab, open before any agent
+        doc = await live_doc(ydoc_extension, path)
+        assert app._runtime is None  # nothing built yet: the agent below builds it, the tab open
+        async with connect(server_url, jp_auth_header) as agent:
+            await ok(agent, "insert_cells", path=path, cells=[{"source": "y = 2"}])
+    await wait_until(lambda: not notebook_rooms(ydoc_extension), "collaboration closes the tab's room")
+    await wait_until(lambda: app.runtime.departures.trims >= 1, "every agent has left")
+    # Not frozen with the runtime, which was built with the tab open: a freeze would keep it for good.
+    await wait_until(lambda: gone(doc), "the closed room's document is collected")
