@@ -14,7 +14,7 @@ from playwright.async_api import expect
 from traitlets.config import Config
 
 from ..support import shots
-from ..support.browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel
+from ..support.browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, open_palette
 from ..support.mcp_client import call, connect, ok
 from ..support.notebook7 import needs_notebook7, notebook7_tab, with_notebook7
 
@@ -108,8 +108,7 @@ async def test_in_notebook7_the_palette_stops_an_agent_and_an_approval_is_a_noti
         await toast.get_by_role("button", name="Approve", exact=True).click()
         assert not (await asyncio.wait_for(run, 60)).is_error
         # commands: Stop All MCP Agents from the palette ends the agent's session
-        await tab.page.keyboard.press("Control+Shift+C")
-        await tab.page.locator(".lm-CommandPalette-input").fill("Stop all MCP agents")
+        await (await open_palette(tab.page)).fill("Stop all MCP agents")
         await tab.page.locator(".lm-CommandPalette-item", has_text="Stop All MCP Agents").click()
         await expect(panel.locator(".jp-mcp-Message")).to_contain_text("Stopped:")
         assert plugin_errors(tab) == []

@@ -15,7 +15,7 @@ from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
 from ..support import shots
-from ..support.browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, lab_tab, with_lab
+from ..support.browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, lab_tab, open_palette, with_lab
 from ..support.mcp_client import call, connect, ok, text
 from ..support.panel import PanelAPI
 from ..support.yclient import YPeer
@@ -335,8 +335,7 @@ async def test_stop_is_a_palette_command(server_url, jp_auth_header, token, make
         (cell,) = (c["id"] for c in (await ok(agent, "get_notebook", path=path))["cells"])
         run = asyncio.create_task(call(agent, "execute_cells", path=path, cell_ids=[cell], timeout=120))
         await expect(tab.prompt(0)).to_have_text("[*]:")
-        await tab.page.keyboard.press("Control+Shift+C")
-        await tab.page.locator(".lm-CommandPalette-input").fill("Stop all MCP agents")
+        await (await open_palette(tab.page)).fill("Stop all MCP agents")
         await tab.page.locator(".lm-CommandPalette-item", has_text="Stop All MCP Agents").click()
         await stopped(run)
         panel = await open_panel(tab)

@@ -22,7 +22,7 @@ from playwright.async_api import Locator, expect
 from traitlets.config import Config
 
 from ..support import shots
-from ..support.browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, lab_tab, with_lab
+from ..support.browser import CHROMIUM, NO_KERNEL, LabTab, lab_starts_kernel, lab_tab, open_palette, with_lab
 from ..support.mcp_client import connect, ok
 from ..support.shared_lab import SHARED, shared_lab_fixture, shared_panel_fixture  # noqa: F401  (fixtures)
 
@@ -261,8 +261,7 @@ async def test_a_cell_changed_by_two_agents_says_so_and_each_agent_is_kept_on_it
         await tab.page.keyboard.press("Escape")
         await tab.page.keyboard.press("Alt+ArrowDown")
         await expect(tab.cell(0)).to_have_class(re.compile("jp-mod-active"))
-        await tab.page.keyboard.press("Control+Shift+C")
-        palette = tab.page.locator(".lm-CommandPalette-input")
+        palette = await open_palette(tab.page)
         await palette.fill("Keep the Agent's Change in This Cell")
         await tab.page.keyboard.press("Enter")
         await expect(tab.page.locator(MARK)).to_have_count(0)

@@ -15,7 +15,7 @@ from playwright.async_api import Page, expect
 from traitlets.config import Config
 
 from ..support import shots
-from ..support.browser import CHROMIUM, NO_KERNEL, lab_starts_kernel, lab_tab, with_lab
+from ..support.browser import CHROMIUM, NO_KERNEL, lab_starts_kernel, lab_tab, open_palette, with_lab
 from ..support.mcp_client import call, connect, ok
 
 pytestmark = pytest.mark.skipif(
@@ -41,15 +41,7 @@ def token(jp_auth_header) -> str:
 async def set_setting(page: Page, plugin: str, label: str, checked: bool) -> None:
     """In the Settings Editor (opened from the palette), tick or untick one of a plugin's settings;
     the editor saves it, as for a person. Then back to the notebook's tab."""
-    palette = page.locator(".lm-CommandPalette-input")
-    for _ in range(5):  # a shortcut pressed while the page still moves focus can go unheard
-        await page.keyboard.press("Control+Shift+C")
-        try:
-            await expect(palette).to_be_visible(timeout=3000)
-            break
-        except AssertionError:
-            continue
-    await palette.fill("Settings Editor")
+    await (await open_palette(page)).fill("Settings Editor")
     await page.locator(".lm-CommandPalette-item", has_text="Settings Editor").first.click()
     await page.locator(".jp-PluginList-entry", has_text=plugin).click()
     box = page.get_by_role("checkbox", name=label)

@@ -188,6 +188,23 @@ class LabTab:
         return self.page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator")
 
 
+async def open_palette(page: Page) -> Locator:
+    """Open JupyterLab's command palette from the keyboard, as a person does; returns its input.
+
+    A shortcut pressed while the page still moves focus can go unheard (once, under a full suite, the
+    palette never showed and a fill waited 30 s on its hidden input): pressed again until it shows.
+    """
+    palette = page.locator(".lm-CommandPalette-input")
+    for _ in range(5):
+        await page.keyboard.press("Control+Shift+C")
+        try:
+            await expect(palette).to_be_visible(timeout=3000)
+            break
+        except AssertionError:
+            continue
+    return palette
+
+
 async def keep_waiting_for_slow_documents(page: Page) -> None:
     """Answer "Continue waiting" whenever JupyterLab asks about a slow document.
 
