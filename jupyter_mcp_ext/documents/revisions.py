@@ -89,10 +89,8 @@ class Revisions:
 
     def forget_session(self, session_id: str) -> None:
         """The MCP session ended: what its client was served goes; what its user was served stays."""
-        for key in self._of_session.pop(session_id, ()):
-            entry = self._entries.pop(key, None)
-            if entry is not None:
-                self._bytes -= entry[1]
+        for key in list(self._of_session.get(session_id, ())):
+            self._drop(key)
 
     @property
     def used_bytes(self) -> int:
@@ -112,9 +110,7 @@ class Revisions:
 
     def _put(self, key: tuple[Any, ...], value: str) -> None:
         size = sys.getsizeof(value) + _ENTRY_OVERHEAD
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self._bytes -= old[1]
+        self._drop(key)
         if size > self.max_bytes:
             return  # one text larger than the whole budget is simply not kept
         self._entries[key] = (value, size)
@@ -123,14 +119,19 @@ class Revisions:
         if session:
             self._of_session.setdefault(session, set()).add(key)
         while self._bytes > self.max_bytes:
-            evicted, (_, freed) = self._entries.popitem(last=False)
-            self._bytes -= freed
-            session = _session_of(evicted)
-            if session and session in self._of_session:
-                keys = self._of_session[session]
-                keys.discard(evicted)
-                if not keys:
-                    del self._of_session[session]
+            self._drop(next(iter(self._entries)))  # the least recently used
+
+    def _drop(self, key: tuple[Any, ...]) -> None:
+        """Forget one entry, its bytes and its place among its session's keys."""
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= entry[1]
+        session = _session_of(key)
+        keys = self._of_session.get(session)
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del self._of_session[session]
 
 
 def _session_of(key: tuple[Any, ...]) -> str:
