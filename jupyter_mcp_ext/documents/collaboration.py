@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 # The stock update store, which ``ystore.py`` extends: that subclass uses pycrdt-store's private
 # members (``_db``, ``_compress``, ``_update_counter``, ``_task_group``), checked by the adapter's tests.
+from jupyter_server_ydoc.rooms import DocumentRoom
 from jupyter_server_ydoc.stores import SQLiteYStore as SQLiteYStore
 from jupyter_server_ydoc.utils import OutOfBandChanges
 
@@ -123,8 +124,6 @@ def open_rooms(settings: dict[str, Any]) -> list[YRoom]:
 
 def open_documents(settings: dict[str, Any]) -> list[YRoom]:
     """The open rooms that hold a document (``DocumentRoom``), the global awareness room left out."""
-    from jupyter_server_ydoc.rooms import DocumentRoom
-
     return [room for room in open_rooms(settings) if isinstance(room, DocumentRoom)]
 
 
