@@ -41,9 +41,10 @@ import psutil
 
 from tests.support.server import JupyterServer, bench_server
 
-from .ab_person import Compared, Person, Printer, keystroke_rows, print_rows, spread
+from .ab_person import Compared, Person, Printer, keystroke_rows, print_rows
 from .baseline import baseline_server
 from .client import cell_ids, write_notebook
+from .report import spread
 from .scaling import Notebook, Session
 
 GATE_WARMUP = 31.0  # seconds: the start-up poll of /api/status counts as a person for 30 s (the gate)

@@ -34,7 +34,7 @@ from .agent_turns import agents_process
 from .client import write_notebook
 from .echo import keystrokes, mcp_status
 from .execution import FLOOD_CODE, PeakRSS
-from .report import ms, pct
+from .report import ms, pct, spread
 from .scaling import Session
 from .typist import for_seconds, sample
 from .yjs import YPeer
@@ -58,14 +58,6 @@ class Compared:
     @property
     def ratio(self) -> float:
         return self.now / self.before if self.before else float("inf")
-
-
-def spread(values: list[float]) -> str:
-    """The interquartile range of a few figures, or the figures themselves when there are under four."""
-    if len(values) < 4:
-        return ", ".join(f"{v:.2f}" for v in values)
-    q = statistics.quantiles(values, n=4)
-    return f"{q[0]:.2f}-{q[2]:.2f}"
 
 
 class Person:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,14 @@ def pct(values: list[float], q: float) -> float:
     lo = int(k)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def spread(values: list[float], unit: str = "") -> str:
+    """The interquartile range of a few figures, or the figures themselves when there are under four."""
+    if len(values) < 4:
+        return ", ".join(f"{v:.2f}{unit}" for v in values)
+    q = statistics.quantiles(values, n=4)
+    return f"{q[0]:.2f}-{q[2]:.2f}{unit}"
 
 
 def ms(seconds: list[float]) -> list[float]:

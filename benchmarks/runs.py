@@ -39,7 +39,7 @@ from .baseline import baseline_server
 from .bench import spy
 from .client import call, mcp_client, write_notebook
 from .execution import kernel_client
-from .report import pct
+from .report import pct, spread
 
 FLOOR = "execute_interactive"
 PING = "ping"  # the MCP protocol's own round trip (no tool): what the transport alone costs
@@ -171,7 +171,7 @@ def table(found: dict[tuple[str, str], Samples], labels: list[str]) -> str:
         for op in (FLOOR, PING, "execute_code", "insert_and_execute"):
             s = found[(label, op)]
             p50 = pct(s.wall, 0.5)
-            cpu = f"{statistics.median(s.cpu):.2f} ms ({_iqr(s.cpu)})"
+            cpu = f"{statistics.median(s.cpu):.2f} ms ({spread(s.cpu)})"
             tail = f"{cpu} | {statistics.median(s.main):.2f} ms | {statistics.median(s.client):.2f} ms |"
             ratios = [b / f for b, f in zip(s.block_p50, floor.block_p50, strict=True)]
             head = f"| {label} | {op}"
@@ -180,7 +180,7 @@ def table(found: dict[tuple[str, str], Samples], labels: list[str]) -> str:
                 met = "met" if p50 / floor50 <= target else "**not met**"
                 lines.append(
                     f"{head} | {p50:.2f} ms | {pct(s.wall, 0.95):.2f} ms | {p50 / floor50:.2f}x | "
-                    f"{statistics.median(ratios):.2f}x ({_iqr(ratios, 'x')}) | <= {target}x, {met} | {tail}"
+                    f"{statistics.median(ratios):.2f}x ({spread(ratios, 'x')}) | <= {target}x, {met} | {tail}"
                 )
                 continue
             name = " (floor)" if op == FLOOR else " (MCP, no tool)"
@@ -195,13 +195,6 @@ def table(found: dict[tuple[str, str], Samples], labels: list[str]) -> str:
             f"{(floor50 + ping50) / floor50:.2f}x."
         )
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
-
-
-def _iqr(values: list[float], unit: str = "") -> str:
-    if len(values) < 2:
-        return "-"
-    q = statistics.quantiles(values, n=4)
-    return f"{q[0]:.2f}-{q[2]:.2f}{unit}"
 
 
 def main(argv: list[str] | None = None) -> int:
