@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import signal
-import statistics
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -34,7 +33,7 @@ from tests.support.server import JupyterServer, bench_server
 
 from .bench import Bench, cpu_seconds
 from .client import write_notebook
-from .report import Row, pct
+from .report import Row
 from .typist import for_seconds, ratio_row, sample
 
 REPO = str(Path(__file__).resolve().parent.parent)  # the agents' process imports benchmarks from here
@@ -305,23 +304,11 @@ def issue36_rows(bench: Bench, modes: dict[str, dict[str, Any]]) -> None:
             ">= 0.8x",
         )
     )
-    p95, floor95 = pct(on["keystroke"], 0.95), pct(floor["keystroke"], 0.95)
-    bench.raw["person's keystroke p95 among 4 agents, against the machine's floor"] = on["keystroke"]
-    bench.add(
-        Row(
-            "person's keystroke p95 among 4 agents, against the machine's floor",
-            "ms",
-            p95,
-            None,
-            len(on["keystroke"]),
-            floor95,
-            "p95, agents on another server",
-            "ratio",
-            1.2,
-            "<= 1.2x",
-            {
-                "p50_ms": statistics.median(on["keystroke"]),
-                "floor_p50_ms": statistics.median(floor["keystroke"]),
-            },
-        )
+    ratio_row(
+        bench,
+        "person's keystroke p95 among 4 agents, against the machine's floor",
+        floor["keystroke"],
+        on["keystroke"],
+        1.2,
+        against="floor",
     )

@@ -46,8 +46,11 @@ def for_seconds(seconds: float) -> Callable[[], bool]:
     return lambda: time.monotonic() >= end
 
 
-def ratio_row(bench: Bench, name: str, idle: list[float], busy: list[float], target: float | None) -> None:
-    """``busy`` p95 against ``idle`` p95 (both in ms, from the same run); p50s in extra."""
+def ratio_row(
+    bench: Bench, name: str, idle: list[float], busy: list[float], target: float | None, against: str = "idle"
+) -> None:
+    """``busy`` p95 against ``idle`` p95 (both in ms, from the same run; ``against`` names what
+    ``idle`` was: the person alone, or another floor); p50s in extra."""
     bench.raw[name] = busy
     p95_idle, p95_busy = pct(idle, 0.95), pct(busy, 0.95)
     bench.add(
@@ -58,14 +61,14 @@ def ratio_row(bench: Bench, name: str, idle: list[float], busy: list[float], tar
             None,
             len(busy),
             p95_idle,
-            "idle p95",
+            f"{against} p95",
             "ratio" if target is not None else "info",
             target or 0,
-            f"<= {target}x idle" if target is not None else "-",
+            f"<= {target}x {against}" if target is not None else "-",
             {
                 "p50_ms": statistics.median(busy),
-                "idle_p50_ms": statistics.median(idle),
-                "p50_vs_idle": statistics.median(busy) / statistics.median(idle),
+                f"{against}_p50_ms": statistics.median(idle),
+                f"p50_vs_{against}": statistics.median(busy) / statistics.median(idle),
             },
         )
     )
