@@ -41,7 +41,7 @@ class Departures:
         self.trims = 0  # how often the heap was released: once each time every agent has left
         agents.on_change(self._on_agent)
         agents.on_session_ended(revisions.forget_session)
-        documents.on_all_closed = self._when_nobody_is_left
+        documents.on_all_closed(self._when_nobody_is_left)
 
     def _on_agent(self, agent: Agent, what: Change) -> None:
         if what != "left":

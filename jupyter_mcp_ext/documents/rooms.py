@@ -61,7 +61,7 @@ class DocumentService:
         self._left: set[str] = set()  # agent rooms whose agents all left: closed as a closed tab's
         self._evictor: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
-        self.on_all_closed: Callable[[], None] | None = None  # the last agent room closed
+        self._all_closed: list[Callable[[], None]] = []  # told when the last agent room has closed
 
     def _collaboration_on(self) -> None:
         if not collaboration.enabled(self._settings):
@@ -289,6 +289,10 @@ class DocumentService:
             self._ensure_evictor()
             self._wake.set()  # it may be asleep for a quarter of the idle time
 
+    def on_all_closed(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` each time the last room kept for agents has closed."""
+        self._all_closed.append(callback)
+
     @property
     def agent_rooms(self) -> int:
         """Rooms open for agents (no tab opened them), closed when idle."""
@@ -319,8 +323,8 @@ class DocumentService:
                     with contextlib.suppress(Exception):
                         if await self._evict(room_id):
                             self._forget(room_id)
-        if self.on_all_closed is not None:
-            self.on_all_closed()
+        for callback in self._all_closed:
+            callback()
 
     def _forget(self, room_id: str) -> None:
         self._agent_rooms.pop(room_id, None)
