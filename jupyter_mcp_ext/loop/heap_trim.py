@@ -50,8 +50,8 @@ class Released:
     seconds: float
 
 
-def release() -> Released:
-    """Collect garbage, then return the heap's free pages.
+def release(*, collect: bool = True) -> Released:
+    """Collect garbage (unless ``collect`` is False), then return the heap's free pages.
 
     Collected twice: a closed room's document is freed by the collection after the one that ran the
     finalizers letting it go (``documents/observers.py``), and an idle server allocates too little
@@ -62,5 +62,5 @@ def release() -> Released:
     agent has left, never on a call's path.
     """
     started = time.perf_counter()
-    collected = gc.collect() + gc.collect() if gc.get_freeze_count() else 0
+    collected = gc.collect() + gc.collect() if collect and gc.get_freeze_count() else 0
     return Released(collected, trim(), time.perf_counter() - started)
