@@ -200,8 +200,7 @@ class Runtime:
         is freed only by the second, and would otherwise be frozen with the rest).
 
         While the freeze waits with a notebook open, nothing is collected here: a full collection then
-        walks the runtime's 64,000 objects too (about 30 ms each, twice) on the loop of a person
-        working in that notebook. Python's own collections free the closed rooms meanwhile.
+        walks the runtime's objects too, twice, on the loop of a person working in that notebook. Python's own collections free the closed rooms meanwhile.
         """
         if self._freeze_pending and collaboration.open_documents(self._web_settings):
             return heap_trim.release(collect=False)

@@ -3,12 +3,11 @@ garbage.
 
 glibc keeps memory a process freed for its next allocations, returning only what is free at the top
 of its heap. An agent's first visit peaks well above what it leaves (the first notebook's read
-compiles nbformat's validator, about 10 MB of Python objects that live for a moment): measured with
-``benchmarks.idle_cost`` and ``mallinfo2`` inside the server, about 7 MB of the 12 MB the server kept
-after the first agent left were free in glibc's heap, not in use, and ``malloc_trim(0)`` gave 7.3 MB
-of resident memory back in 0.7 ms. So it is called once nobody is left to use the memory (no agent
-connected, no room kept for agents: ``agents/departures.py``), never on a call's path. Elsewhere
-(another C library, another system) there is no such call, and this does nothing.
+compiles nbformat's validator, Python objects that live for a moment), and most of what the server
+kept after the first agent left was free in glibc's heap, not in use (docs/benchmarks.md, "What an
+agent leaves"). So it is called once nobody is left to use the memory (no agent connected, no room
+kept for agents: ``agents/departures.py``), never on a call's path. Elsewhere (another C library,
+another system) there is no such call, and this does nothing.
 """
 
 from __future__ import annotations
@@ -56,10 +55,9 @@ def release(*, collect: bool = True) -> Released:
     Collected twice: a closed room's document is freed by the collection after the one that ran the
     finalizers letting it go (``documents/observers.py``), and an idle server allocates too little
     to run a full collection of its own for a long time: pages that garbage still held could not be
-    returned. Measured after agents left, with the start-up objects frozen (``startup_heap.py``, the
-    default), about 1 ms in all. Without the freeze a full collection walks every object the server
-    has (100-150 ms): the garbage is then left to Python's own schedule. Called once each time every
-    agent has left, never on a call's path.
+    returned. With the start-up objects frozen (``startup_heap.py``, the default) a collection walks
+    little; without the freeze it walks every object the server has, so the garbage is then left to
+    Python's own schedule. Called once each time every agent has left, never on a call's path.
     """
     started = time.perf_counter()
     collected = gc.collect() + gc.collect() if collect and gc.get_freeze_count() else 0
